@@ -1,0 +1,78 @@
+/*-------------------------------------------------------------------------
+ *
+ * jitprof.c
+ *	  Module entry point: GUCs and start-up.
+ *
+ * jitprof.so is loaded in one of two ways.  Through shared_preload_libraries
+ * it is in the postmaster and every backend inherits it; through
+ * jit_provider = 'jitprof' alone it is loaded by the first JIT compilation of
+ * each backend.  Either way _PG_init runs once per process and defines the
+ * GUCs.  Features that need shared memory check jitprof_preloaded.
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include "fmgr.h"
+#include "miscadmin.h"
+#include "utils/queryjumble.h"
+#include "utils/guc.h"
+
+#include "jitprof.h"
+#include "linker.h"
+
+PG_MODULE_MAGIC;
+
+/* GUC variables */
+int			jitprof_linker = JP_LINKER_JITLINK;
+char	   *jitprof_llvmjit_library = NULL;
+bool		jitprof_debug_fail_link = false;
+
+/* true when loaded by shared_preload_libraries */
+bool		jitprof_preloaded = false;
+
+static const struct config_enum_entry linker_options[] = {
+	{"jitlink", JP_LINKER_JITLINK, false},
+	{"rtdyld", JP_LINKER_RTDYLD, false},
+	{NULL, 0, false}
+};
+
+void
+_PG_init(void)
+{
+	jitprof_preloaded = process_shared_preload_libraries_in_progress;
+
+	DefineCustomEnumVariable("jitprof.linker",
+							 "Linker for JIT-compiled code: jitlink or rtdyld.",
+							 "Read when a backend first compiles JIT code; "
+							 "jitprof_status shows the linker actually in use.",
+							 &jitprof_linker,
+							 JP_LINKER_JITLINK,
+							 linker_options,
+							 PGC_SUSET,
+							 0,
+							 NULL, NULL, NULL);
+
+	DefineCustomStringVariable("jitprof.llvmjit_library",
+							   "PostgreSQL JIT provider library that generates the code jitprof links.",
+							   NULL,
+							   &jitprof_llvmjit_library,
+							   "$libdir/llvmjit",
+							   PGC_SUSET,
+							   0,
+							   NULL, NULL, NULL);
+
+	DefineCustomBoolVariable("jitprof.debug_fail_link",
+							 "Makes every JITLink link fail (for testing error handling).",
+							 NULL,
+							 &jitprof_debug_fail_link,
+							 false,
+							 PGC_SUSET,
+							 GUC_NOT_IN_SAMPLE,
+							 NULL, NULL, NULL);
+
+	MarkGUCPrefixReserved("jitprof");
+
+	/* names carry query IDs, so make sure they are computed */
+	EnableQueryId();
+}

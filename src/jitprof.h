@@ -1,0 +1,110 @@
+/*-------------------------------------------------------------------------
+ *
+ * jitprof.h
+ *	  Declarations shared by jitprof's C sources.
+ *
+ * Data flows one way: llvmjit generates code (provider.c names each new
+ * function, naming.c), a linker hands every linked object to the registry
+ * (linker.cpp, through linker.h), and the registry fans it out to the sinks
+ * and keeps the counters that the SQL functions report (status.c).
+ *
+ * Everything here runs in a single backend process; nothing is shared.
+ *
+ *-------------------------------------------------------------------------
+ */
+#ifndef JITPROF_H
+#define JITPROF_H
+
+#include "jit/jit.h"
+#include "nodes/execnodes.h"
+
+/* sizes of the fixed-size strings in a function record */
+#define JP_LLVM_NAME_LEN	64
+#define JP_SYMBOL_LEN		160
+#define JP_NODE_TYPE_LEN	32
+#define JP_ROLE_LEN			32
+
+/*
+ * What jitprof knows of one generated function before it is linked: where it
+ * comes from in the plan.  Filled in by naming.c at compile_expr time.
+ */
+typedef struct JitprofOrigin
+{
+	int64		queryid;
+	int32		plan_node_id;
+	char		node_type[JP_NODE_TYPE_LEN];
+	char		role[JP_ROLE_LEN];
+	char		symbol[JP_SYMBOL_LEN];
+} JitprofOrigin;
+
+/* One linked function, as the sinks and the SQL views see it. */
+typedef struct JitprofFunction
+{
+	uint64		address;
+	uint64		size;
+	char		llvm_name[JP_LLVM_NAME_LEN];
+	JitprofOrigin origin;
+} JitprofFunction;
+
+/* One linked object (one llvmjit module): the unit of loading and freeing. */
+typedef struct JitprofObject
+{
+	uint64		key;			/* linker's resource key, unique while live */
+	uint32		sink_mask;		/* sinks that were told of this object */
+	int			nfunctions;
+	JitprofFunction *functions; /* malloc'd, nfunctions entries */
+	struct JitprofObject *next;
+} JitprofObject;
+
+/*
+ * A sink receives every object linked while it is enabled, and is told when
+ * that object's code is freed.  Both callbacks may run inside LLVM's call
+ * stack: they must not throw an ERROR (a WARNING is fine) and should be
+ * quick.
+ */
+typedef struct JitprofSink
+{
+	const char *name;
+	bool		(*enabled) (void);
+	void		(*object_linked) (const JitprofObject *object);
+	void		(*object_freed) (const JitprofObject *object);
+} JitprofSink;
+
+/* jitprof.c */
+extern int	jitprof_linker;
+extern char *jitprof_llvmjit_library;
+extern bool jitprof_debug_fail_link;
+extern bool jitprof_preloaded;
+extern void _PG_init(void);
+
+/* provider.c */
+extern bool jitprof_provider_active;
+
+/* naming.c */
+extern void jp_naming_record_expr(ExprState *state, JitContext *context,
+								  const char *const *llvm_names,
+								  const bool *is_deform, int nfunctions);
+extern bool jp_naming_take(const char *llvm_name, JitprofOrigin *origin);
+extern void jp_naming_forget_context(JitContext *context);
+extern const char *jp_plan_node_name(Plan *plan);
+
+/* registry.c */
+extern void jp_registry_register_sink(const JitprofSink *sink);
+extern const JitprofObject *jp_registry_live_objects(void);
+extern int	jp_registry_recent_count(void);
+extern const JitprofFunction *jp_registry_recent_function(int i, bool *live);
+
+/* counters reported by jitprof_status */
+typedef struct JitprofCounters
+{
+	uint64		objects_linked;
+	uint64		objects_freed;
+	uint64		functions_linked;
+	uint64		functions_live;
+	uint64		code_bytes_live;
+	uint64		link_failures;
+} JitprofCounters;
+
+extern JitprofCounters jp_counters;
+
+#endif							/* JITPROF_H */

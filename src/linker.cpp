@@ -1,0 +1,291 @@
+//===- linker.cpp - Link llvmjit's code with JITLink, report what is linked -===//
+//
+// llvmjit.so creates the object layer of each of its two LLJIT instances by
+// calling LLVMOrcCreateRTDyldObjectLinkingLayerWithSectionMemoryManager(),
+// and attaches JIT event listeners with
+// LLVMOrcRTDyldObjectLinkingLayerRegisterJITEventListener().  Both are
+// undefined dynamic symbols of llvmjit.so, bound when it is loaded.  jitprof.so
+// is loaded with RTLD_GLOBAL before llvmjit.so (it is the jit_provider, and
+// loads llvmjit itself), so the definitions below are the ones llvmjit binds
+// to.  The originals in libLLVM-14 stay reachable through dlvsym(RTLD_NEXT).
+//
+// With jitprof.linker = jitlink the layer is an ORC ObjectLinkingLayer using
+// jitprof's code arena and jitprof's plugin.  The plugin keeps every named
+// function alive through pruning, collects final addresses and sizes after
+// fixups, and hands each object to the registry once it is emitted; it tells
+// the registry again when the object's resources are removed.
+//
+// With jitprof.linker = rtdyld the original RuntimeDyld layer is returned,
+// with a JITEventListener that feeds the registry the same records.
+//
+// Nothing here may throw across the C boundary: LLVM errors travel as
+// llvm::Error back into LLJIT, which llvmjit turns into an ERROR.
+//
+//===----------------------------------------------------------------------===//
+
+extern "C"
+{
+#include "linker.h"
+}
+
+#include "code_arena.h"
+
+#include "llvm-c/OrcEE.h"
+#include "llvm/Config/llvm-config.h"
+#include "llvm/ExecutionEngine/JITEventListener.h"
+#include "llvm/ExecutionEngine/JITLink/JITLink.h"
+#include "llvm/ExecutionEngine/Orc/Core.h"
+#include "llvm/ExecutionEngine/Orc/ObjectLinkingLayer.h"
+#include "llvm/ExecutionEngine/RuntimeDyld.h"
+#include "llvm/Object/ObjectFile.h"
+#include "llvm/Object/SymbolSize.h"
+#include "llvm/ADT/DenseMap.h"
+#include "llvm/ADT/DenseSet.h"
+
+#include <dlfcn.h>
+#include <mutex>
+#include <string>
+#include <vector>
+
+using namespace llvm;
+using namespace llvm::orc;
+
+extern "C" {
+JitprofLinkerKind jp_linker_in_use = JP_LINKER_NONE;
+}
+
+namespace {
+
+// The C API's object layer handle wraps a plain ObjectLayer pointer, and the
+// execution session handle an ExecutionSession pointer.
+ExecutionSession &unwrapSession(LLVMOrcExecutionSessionRef ES) {
+  return *reinterpret_cast<ExecutionSession *>(ES);
+}
+
+LLVMOrcObjectLayerRef wrapLayer(ObjectLayer *L) {
+  return reinterpret_cast<LLVMOrcObjectLayerRef>(L);
+}
+
+using CreateRTDyldLayerFn =
+    LLVMOrcObjectLayerRef (*)(LLVMOrcExecutionSessionRef);
+using RegisterListenerFn = void (*)(LLVMOrcObjectLayerRef,
+                                    LLVMJITEventListenerRef);
+
+// Find the libLLVM definition that jitprof's own definition shadows.
+void *originalSymbol(const char *Name) {
+  std::string Version = "LLVM_" + std::to_string(LLVM_VERSION_MAJOR);
+  void *Sym = dlvsym(RTLD_NEXT, Name, Version.c_str());
+  if (!Sym)
+    Sym = dlsym(RTLD_NEXT, Name);
+  return Sym;
+}
+
+// RuntimeDyld layers created here; only these may be given to the
+// RuntimeDyld listener API.
+std::mutex LayersMutex;
+DenseSet<LLVMOrcObjectLayerRef> RTDyldLayers;
+
+// A function collected from a link graph, waiting for the object's emission.
+struct PendingFunction {
+  std::string Name;
+  uint64_t Address;
+  uint64_t Size;
+};
+
+void reportObject(uint64_t Key, const std::vector<PendingFunction> &Fns) {
+  std::vector<JitprofLinkedFunction> C;
+  C.reserve(Fns.size());
+  for (const auto &F : Fns)
+    C.push_back({F.Name.c_str(), F.Address, F.Size});
+  jp_registry_object_linked(Key, C.data(), static_cast<int>(C.size()));
+}
+
+class JitprofPlugin : public ObjectLinkingLayer::Plugin {
+public:
+  void modifyPassConfig(MaterializationResponsibility &MR,
+                        jitlink::LinkGraph &G,
+                        jitlink::PassConfiguration &Config) override {
+    // llvmjit's deform_* functions have internal linkage; when nothing
+    // references them by relocation JITLink prunes their symbols before the
+    // late passes run.  They are real code, so keep every named function.
+    Config.PrePrunePasses.push_back([](jitlink::LinkGraph &G) -> Error {
+      for (auto *Sym : G.defined_symbols())
+        if (Sym->hasName() && Sym->isCallable())
+          Sym->setLive(true);
+      return Error::success();
+    });
+
+    if (jitprof_debug_fail_link)
+      Config.PostPrunePasses.push_back([](jitlink::LinkGraph &G) -> Error {
+        return make_error<StringError>(
+            "link failure injected by jitprof.debug_fail_link in graph " +
+                G.getName(),
+            inconvertibleErrorCode());
+      });
+
+    Config.PostFixupPasses.push_back(
+        [this, &MR](jitlink::LinkGraph &G) -> Error {
+          collect(MR, G);
+          return Error::success();
+        });
+  }
+
+  Error notifyEmitted(MaterializationResponsibility &MR) override {
+    std::vector<PendingFunction> Fns;
+    {
+      std::lock_guard<std::mutex> Lock(M);
+      auto I = Pending.find(&MR);
+      if (I == Pending.end())
+        return Error::success();
+      Fns = std::move(I->second);
+      Pending.erase(I);
+    }
+    return MR.withResourceKeyDo(
+        [&](ResourceKey K) { reportObject(uint64_t(K), Fns); });
+  }
+
+  Error notifyFailed(MaterializationResponsibility &MR) override {
+    {
+      std::lock_guard<std::mutex> Lock(M);
+      Pending.erase(&MR);
+    }
+    jp_registry_link_failed();
+    return Error::success();
+  }
+
+  Error notifyRemovingResources(ResourceKey K) override {
+    jp_registry_object_freed(uint64_t(K));
+    return Error::success();
+  }
+
+  // llvmjit never merges resource trackers, so this does not happen; if it
+  // did, the code would be reported freed early rather than never.
+  void notifyTransferringResources(ResourceKey DstKey,
+                                   ResourceKey SrcKey) override {
+    jp_registry_object_freed(uint64_t(SrcKey));
+  }
+
+private:
+  void collect(MaterializationResponsibility &MR, jitlink::LinkGraph &G) {
+    std::vector<PendingFunction> Fns;
+    for (auto *Sym : G.defined_symbols()) {
+      if (!Sym->hasName() || !Sym->isCallable())
+        continue;
+      uint64_t Size = Sym->getSize();
+      if (Size == 0)
+        Size = Sym->getBlock().getSize() - Sym->getOffset();
+      Fns.push_back({Sym->getName().str(), Sym->getAddress().getValue(), Size});
+    }
+    std::lock_guard<std::mutex> Lock(M);
+    auto &Dst = Pending[&MR];
+    for (auto &F : Fns)
+      Dst.push_back(std::move(F));
+  }
+
+  std::mutex M;
+  DenseMap<MaterializationResponsibility *, std::vector<PendingFunction>>
+      Pending;
+};
+
+// Feeds the registry from RuntimeDyld, so that every sink works under both
+// linkers.
+class RTDyldRegistryListener : public JITEventListener {
+public:
+  void notifyObjectLoaded(ObjectKey K, const object::ObjectFile &Obj,
+                          const RuntimeDyld::LoadedObjectInfo &L) override {
+    object::OwningBinary<object::ObjectFile> Debug = L.getObjectForDebug(Obj);
+    const object::ObjectFile *DebugObj = Debug.getBinary();
+    if (!DebugObj)
+      return;
+
+    std::vector<PendingFunction> Fns;
+    for (const auto &P : object::computeSymbolSizes(*DebugObj)) {
+      const object::SymbolRef &Sym = P.first;
+      auto Type = Sym.getType();
+      auto Name = Sym.getName();
+      auto Addr = Sym.getAddress();
+      if (!Type || !Name || !Addr) {
+        consumeError(Type.takeError());
+        consumeError(Name.takeError());
+        consumeError(Addr.takeError());
+        continue;
+      }
+      if (*Type != object::SymbolRef::ST_Function || Name->empty())
+        continue;
+      Fns.push_back({Name->str(), *Addr, P.second});
+    }
+    reportObject(K, Fns);
+  }
+
+  void notifyFreeingObject(ObjectKey K) override {
+    jp_registry_object_freed(K);
+  }
+};
+
+} // end anonymous namespace
+
+extern "C" {
+
+const char *jp_linker_name(JitprofLinkerKind Kind) {
+  switch (Kind) {
+  case JP_LINKER_JITLINK:
+    return "jitlink";
+  case JP_LINKER_RTDYLD:
+    return "rtdyld";
+  case JP_LINKER_NONE:
+    break;
+  }
+  return "none";
+}
+
+const char *jp_llvm_version(void) { return LLVM_VERSION_STRING; }
+
+// Replaces libLLVM's function of the same name for llvmjit.so (see the file
+// header).  Called twice per backend, once per LLJIT instance.
+__attribute__((visibility("default"))) LLVMOrcObjectLayerRef
+LLVMOrcCreateRTDyldObjectLinkingLayerWithSectionMemoryManager(
+    LLVMOrcExecutionSessionRef ES) {
+  if (jitprof_linker == JP_LINKER_RTDYLD) {
+    static auto Create = reinterpret_cast<CreateRTDyldLayerFn>(originalSymbol(
+        "LLVMOrcCreateRTDyldObjectLinkingLayerWithSectionMemoryManager"));
+    static auto Register = reinterpret_cast<RegisterListenerFn>(
+        originalSymbol("LLVMOrcRTDyldObjectLinkingLayerRegisterJITEventListener"));
+    if (Create && Register) {
+      static RTDyldRegistryListener Listener;
+      LLVMOrcObjectLayerRef Layer = Create(ES);
+      Register(Layer, wrap(static_cast<JITEventListener *>(&Listener)));
+      {
+        std::lock_guard<std::mutex> Lock(LayersMutex);
+        RTDyldLayers.insert(Layer);
+      }
+      jp_linker_in_use = JP_LINKER_RTDYLD;
+      return Layer;
+    }
+    // Without the originals, JITLink is the only linker there is.
+  }
+
+  auto *Layer = new ObjectLinkingLayer(unwrapSession(ES), jitprof::codeArena());
+  Layer->addPlugin(std::make_unique<JitprofPlugin>());
+  jp_linker_in_use = JP_LINKER_JITLINK;
+  return wrapLayer(Layer);
+}
+
+// llvmjit attaches LLVM's GDB and perf listeners here when
+// jit_debugging_support or jit_profiling_support is on.  They only work with
+// RuntimeDyld; for a JITLink layer jitprof's own sinks take their place.
+__attribute__((visibility("default"))) void
+LLVMOrcRTDyldObjectLinkingLayerRegisterJITEventListener(
+    LLVMOrcObjectLayerRef RTDyldObjLinkingLayer,
+    LLVMJITEventListenerRef Listener) {
+  static auto Register = reinterpret_cast<RegisterListenerFn>(
+      originalSymbol("LLVMOrcRTDyldObjectLinkingLayerRegisterJITEventListener"));
+  bool IsRTDyld;
+  {
+    std::lock_guard<std::mutex> Lock(LayersMutex);
+    IsRTDyld = RTDyldLayers.count(RTDyldObjLinkingLayer) != 0;
+  }
+  if (IsRTDyld && Register)
+    Register(RTDyldObjLinkingLayer, Listener);
+}
+
+} // extern "C"

@@ -1,0 +1,196 @@
+/*-------------------------------------------------------------------------
+ *
+ * registry.c
+ *	  The backend's record of linked JIT code, and its fan-out to the sinks.
+ *
+ * Either linker (linker.cpp) reports each linked object here with the plain
+ * address, size and llvmjit name of its functions.  The registry gives each
+ * function its origin and readable name (naming.c), keeps the object until
+ * its code is freed, tells every enabled sink, and keeps the counters and the
+ * recent-functions ring that the SQL functions report.
+ *
+ * The jp_registry_* entry points run inside LLVM's call stack, so they never
+ * throw an ERROR: memory comes from malloc, and an object that cannot be
+ * recorded is counted as dropped instead.
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include "jitprof.h"
+#include "linker.h"
+
+#define MAX_SINKS			8
+#define RECENT_FUNCTIONS	1024
+
+JitprofCounters jp_counters;
+
+static const JitprofSink *sinks[MAX_SINKS];
+static int	nsinks = 0;
+
+static JitprofObject *live_objects = NULL;
+
+/* ring of the most recently linked functions, for jitprof_functions */
+static JitprofFunction recent[RECENT_FUNCTIONS];
+static uint64 recent_keys[RECENT_FUNCTIONS];
+static bool recent_live[RECENT_FUNCTIONS];
+static uint64 recent_next = 0;
+
+void
+jp_registry_register_sink(const JitprofSink *sink)
+{
+	for (int i = 0; i < nsinks; i++)
+		if (sinks[i] == sink)
+			return;
+	if (nsinks >= MAX_SINKS)
+		elog(ERROR, "too many jitprof sinks");
+	sinks[nsinks++] = sink;
+}
+
+const JitprofObject *
+jp_registry_live_objects(void)
+{
+	return live_objects;
+}
+
+/* number of functions jp_registry_recent_function can return */
+int
+jp_registry_recent_count(void)
+{
+	return (int) Min(recent_next, RECENT_FUNCTIONS);
+}
+
+/* the i'th most recently linked function, oldest first */
+const JitprofFunction *
+jp_registry_recent_function(int i, bool *live)
+{
+	uint64		oldest = recent_next - jp_registry_recent_count();
+	uint64		slot = (oldest + i) % RECENT_FUNCTIONS;
+
+	*live = recent_live[slot];
+	return &recent[slot];
+}
+
+/* readable name for a function llvmjit generated without naming.c knowing */
+static void
+origin_of_helper(JitprofFunction *fn, const JitprofObject *object)
+{
+	char	   *p;
+
+	/* inlined-but-kept helpers belong to the query of their object */
+	for (int i = 0; i < object->nfunctions; i++)
+	{
+		const JitprofOrigin *other = &object->functions[i].origin;
+
+		if (other->symbol[0] != '\0')
+		{
+			fn->origin.queryid = other->queryid;
+			break;
+		}
+	}
+	fn->origin.plan_node_id = -1;
+	strlcpy(fn->origin.node_type, "", JP_NODE_TYPE_LEN);
+	strlcpy(fn->origin.role, "helper", JP_ROLE_LEN);
+	snprintf(fn->origin.symbol, JP_SYMBOL_LEN, "q" INT64_FORMAT "_%s",
+			 fn->origin.queryid, fn->llvm_name);
+	for (p = fn->origin.symbol; *p; p++)
+		if (*p == '.' || *p == ' ')
+			*p = '_';
+}
+
+void
+jp_registry_object_linked(uint64_t key, const JitprofLinkedFunction *functions,
+						  int nfunctions)
+{
+	JitprofObject *object;
+
+	object = calloc(1, sizeof(JitprofObject));
+	if (object == NULL)
+		return;
+	object->functions = calloc(Max(nfunctions, 1), sizeof(JitprofFunction));
+	if (object->functions == NULL)
+	{
+		free(object);
+		return;
+	}
+	object->key = key;
+	object->nfunctions = nfunctions;
+
+	/* named functions first, so that helpers can borrow their query ID */
+	for (int i = 0; i < nfunctions; i++)
+	{
+		JitprofFunction *fn = &object->functions[i];
+
+		fn->address = functions[i].address;
+		fn->size = functions[i].size;
+		strlcpy(fn->llvm_name, functions[i].llvm_name, JP_LLVM_NAME_LEN);
+		if (!jp_naming_take(fn->llvm_name, &fn->origin))
+			fn->origin.symbol[0] = '\0';
+	}
+	for (int i = 0; i < nfunctions; i++)
+		if (object->functions[i].origin.symbol[0] == '\0')
+			origin_of_helper(&object->functions[i], object);
+
+	for (int i = 0; i < nsinks; i++)
+	{
+		if (!sinks[i]->enabled())
+			continue;
+		sinks[i]->object_linked(object);
+		object->sink_mask |= (1U << i);
+	}
+
+	object->next = live_objects;
+	live_objects = object;
+
+	jp_counters.objects_linked++;
+	jp_counters.functions_linked += nfunctions;
+	jp_counters.functions_live += nfunctions;
+	for (int i = 0; i < nfunctions; i++)
+	{
+		uint64		slot = recent_next++ % RECENT_FUNCTIONS;
+
+		jp_counters.code_bytes_live += object->functions[i].size;
+		recent[slot] = object->functions[i];
+		recent_keys[slot] = key;
+		recent_live[slot] = true;
+	}
+}
+
+void
+jp_registry_object_freed(uint64_t key)
+{
+	JitprofObject **link = &live_objects;
+
+	while (*link != NULL)
+	{
+		JitprofObject *object = *link;
+
+		if (object->key != key)
+		{
+			link = &object->next;
+			continue;
+		}
+
+		*link = object->next;
+		for (int i = 0; i < nsinks; i++)
+			if (object->sink_mask & (1U << i))
+				sinks[i]->object_freed(object);
+
+		jp_counters.objects_freed++;
+		jp_counters.functions_live -= object->nfunctions;
+		for (int i = 0; i < object->nfunctions; i++)
+			jp_counters.code_bytes_live -= object->functions[i].size;
+		for (int i = 0; i < RECENT_FUNCTIONS; i++)
+			if (recent_keys[i] == key)
+				recent_live[i] = false;
+
+		free(object->functions);
+		free(object);
+	}
+}
+
+void
+jp_registry_link_failed(void)
+{
+	jp_counters.link_failures++;
+}

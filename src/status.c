@@ -1,0 +1,114 @@
+/*-------------------------------------------------------------------------
+ *
+ * status.c
+ *	  SQL functions reporting this backend's JIT linking state.
+ *
+ * jitprof_status() lists facts as name/value rows; jitprof_functions()
+ * lists the most recently linked functions with their origin.  Both describe
+ * the calling backend only.
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include "fmgr.h"
+#include "funcapi.h"
+#include "utils/builtins.h"
+
+#include "jitprof.h"
+#include "linker.h"
+
+PG_FUNCTION_INFO_V1(jitprof_status_1_0);
+PG_FUNCTION_INFO_V1(jitprof_functions_1_0);
+
+#define STATUS_COLS		2
+#define FUNCTIONS_COLS	9
+
+static void
+put_status(ReturnSetInfo *rsinfo, const char *name, const char *value)
+{
+	Datum		values[STATUS_COLS];
+	bool		nulls[STATUS_COLS] = {false, false};
+
+	values[0] = CStringGetTextDatum(name);
+	values[1] = CStringGetTextDatum(value);
+	tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, nulls);
+}
+
+static void
+put_status_u64(ReturnSetInfo *rsinfo, const char *name, uint64 value)
+{
+	char		buf[32];
+
+	snprintf(buf, sizeof(buf), UINT64_FORMAT, value);
+	put_status(rsinfo, name, buf);
+}
+
+Datum
+jitprof_status_1_0(PG_FUNCTION_ARGS)
+{
+	ReturnSetInfo *rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
+	JitprofArenaStats arena;
+
+	InitMaterializedSRF(fcinfo, 0);
+	Assert(rsinfo->setDesc->natts == STATUS_COLS);
+
+	jp_arena_stats(&arena);
+
+	put_status(rsinfo, "linker", jp_linker_name(jp_linker_in_use));
+	put_status(rsinfo, "llvm_version", jp_llvm_version());
+	put_status(rsinfo, "provider_active",
+			   jitprof_provider_active ? "on" : "off");
+	put_status(rsinfo, "preloaded", jitprof_preloaded ? "on" : "off");
+	put_status_u64(rsinfo, "objects_linked", jp_counters.objects_linked);
+	put_status_u64(rsinfo, "objects_freed", jp_counters.objects_freed);
+	put_status_u64(rsinfo, "functions_linked", jp_counters.functions_linked);
+	put_status_u64(rsinfo, "functions_live", jp_counters.functions_live);
+	put_status_u64(rsinfo, "code_bytes_live", jp_counters.code_bytes_live);
+	put_status_u64(rsinfo, "link_failures", jp_counters.link_failures);
+	put_status_u64(rsinfo, "code_pages_bytes", arena.committed_bytes);
+	put_status_u64(rsinfo, "address_space_reserved_bytes",
+				   arena.reserved_bytes);
+
+	return (Datum) 0;
+}
+
+Datum
+jitprof_functions_1_0(PG_FUNCTION_ARGS)
+{
+	ReturnSetInfo *rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
+	int			n;
+
+	InitMaterializedSRF(fcinfo, 0);
+	Assert(rsinfo->setDesc->natts == FUNCTIONS_COLS);
+
+	n = jp_registry_recent_count();
+	for (int i = 0; i < n; i++)
+	{
+		bool		live;
+		const JitprofFunction *fn = jp_registry_recent_function(i, &live);
+		Datum		values[FUNCTIONS_COLS];
+		bool		nulls[FUNCTIONS_COLS];
+		char		address[32];
+		int			col = 0;
+
+		memset(nulls, 0, sizeof(nulls));
+		snprintf(address, sizeof(address), "0x%" INT64_MODIFIER "x", fn->address);
+
+		values[col++] = CStringGetTextDatum(fn->origin.symbol);
+		values[col++] = CStringGetTextDatum(fn->llvm_name);
+		values[col++] = Int64GetDatum(fn->origin.queryid);
+		if (fn->origin.plan_node_id >= 0)
+			values[col++] = Int32GetDatum(fn->origin.plan_node_id);
+		else
+			nulls[col++] = true;
+		values[col++] = CStringGetTextDatum(fn->origin.node_type);
+		values[col++] = CStringGetTextDatum(fn->origin.role);
+		values[col++] = CStringGetTextDatum(address);
+		values[col++] = Int64GetDatum((int64) fn->size);
+		values[col++] = BoolGetDatum(live);
+		tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, nulls);
+	}
+
+	return (Datum) 0;
+}
