@@ -10,6 +10,11 @@ OBJS = \
 	src/naming.o \
 	src/registry.o \
 	src/status.o \
+	src/sink_perf_map.o \
+	src/sink_jitdump.o \
+	src/sink_gdb.o \
+	src/store.o \
+	src/sampler.o \
 	src/linker.o \
 	src/code_arena.o
 

@@ -71,6 +71,12 @@ _PG_init(void)
 							 GUC_NOT_IN_SAMPLE,
 							 NULL, NULL, NULL);
 
+	jp_perf_map_init();
+	jp_jitdump_init();
+	jp_gdb_init();
+	jp_store_init();
+	jp_sampler_init();
+
 	MarkGUCPrefixReserved("jitprof");
 
 	/* names carry query IDs, so make sure they are computed */

@@ -77,6 +77,15 @@ extern bool jitprof_debug_fail_link;
 extern bool jitprof_preloaded;
 extern void _PG_init(void);
 
+/* sink_perf_map.c, sink_jitdump.c, sink_gdb.c: GUCs and sink registration */
+extern void jp_perf_map_init(void);
+extern void jp_jitdump_init(void);
+extern void jp_gdb_init(void);
+
+/* sampler.c, store.c: the hotspot sampler and its shared-memory store */
+extern void jp_sampler_init(void);
+extern void jp_store_init(void);
+
 /* provider.c */
 extern bool jitprof_provider_active;
 

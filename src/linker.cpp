@@ -40,7 +40,6 @@ extern "C"
 #include "llvm/Object/ObjectFile.h"
 #include "llvm/Object/SymbolSize.h"
 #include "llvm/ADT/DenseMap.h"
-#include "llvm/ADT/DenseSet.h"
 
 #include <dlfcn.h>
 #include <mutex>
@@ -79,11 +78,6 @@ void *originalSymbol(const char *Name) {
     Sym = dlsym(RTLD_NEXT, Name);
   return Sym;
 }
-
-// RuntimeDyld layers created here; only these may be given to the
-// RuntimeDyld listener API.
-std::mutex LayersMutex;
-DenseSet<LLVMOrcObjectLayerRef> RTDyldLayers;
 
 // A function collected from a link graph, waiting for the object's emission.
 struct PendingFunction {
@@ -254,10 +248,6 @@ LLVMOrcCreateRTDyldObjectLinkingLayerWithSectionMemoryManager(
       static RTDyldRegistryListener Listener;
       LLVMOrcObjectLayerRef Layer = Create(ES);
       Register(Layer, wrap(static_cast<JITEventListener *>(&Listener)));
-      {
-        std::lock_guard<std::mutex> Lock(LayersMutex);
-        RTDyldLayers.insert(Layer);
-      }
       jp_linker_in_use = JP_LINKER_RTDYLD;
       return Layer;
     }
@@ -271,21 +261,13 @@ LLVMOrcCreateRTDyldObjectLinkingLayerWithSectionMemoryManager(
 }
 
 // llvmjit attaches LLVM's GDB and perf listeners here when
-// jit_debugging_support or jit_profiling_support is on.  They only work with
-// RuntimeDyld; for a JITLink layer jitprof's own sinks take their place.
+// jit_debugging_support or jit_profiling_support is on.  They cannot work
+// with a JITLink layer, and under RuntimeDyld they would duplicate jitprof's
+// own sinks, which those two settings turn on instead; so they are dropped.
+// (LLVM's listeners are process-wide singletons: nothing to free.)
 __attribute__((visibility("default"))) void
 LLVMOrcRTDyldObjectLinkingLayerRegisterJITEventListener(
     LLVMOrcObjectLayerRef RTDyldObjLinkingLayer,
-    LLVMJITEventListenerRef Listener) {
-  static auto Register = reinterpret_cast<RegisterListenerFn>(
-      originalSymbol("LLVMOrcRTDyldObjectLinkingLayerRegisterJITEventListener"));
-  bool IsRTDyld;
-  {
-    std::lock_guard<std::mutex> Lock(LayersMutex);
-    IsRTDyld = RTDyldLayers.count(RTDyldObjLinkingLayer) != 0;
-  }
-  if (IsRTDyld && Register)
-    Register(RTDyldObjLinkingLayer, Listener);
-}
+    LLVMJITEventListenerRef Listener) {}
 
 } // extern "C"

@@ -1,0 +1,56 @@
+# Shared settings for jitprof's scripts (sourced, not run).
+
+TOP=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+PGXS_DIR=$(dirname "$(pg_config --pgxs)")/..
+PG_REGRESS="$PGXS_DIR/test/regress/pg_regress"
+TAP_LIB="$PGXS_DIR/test/perl"
+PG_PORT=${JITPROF_PORT:-54390}
+
+# JITPROF_PGTREE=DIR runs against a private copy of the PostgreSQL
+# installation in DIR instead of the system one, so that several checkouts
+# can be built and tested side by side: PostgreSQL finds its libraries
+# relative to its binaries, and jit_provider must live in that library
+# directory.
+if [ -n "${JITPROF_PGTREE:-}" ]; then
+	sys_lib=$(dirname "$(pg_config --pkglibdir)")
+	sys_share=$(pg_config --sharedir)
+	if [ ! -x "$JITPROF_PGTREE$sys_lib/bin/postgres" ]; then
+		mkdir -p "$JITPROF_PGTREE$(dirname "$sys_lib")" "$JITPROF_PGTREE$(dirname "$sys_share")"
+		cp -a "$sys_lib" "$JITPROF_PGTREE$(dirname "$sys_lib")/"
+		cp -a "$sys_share" "$JITPROF_PGTREE$(dirname "$sys_share")/"
+	fi
+	PG_BINDIR="$JITPROF_PGTREE$sys_lib/bin"
+	INSTALL_DESTDIR=$JITPROF_PGTREE
+else
+	PG_BINDIR=$(pg_config --bindir)
+	INSTALL_DESTDIR=
+fi
+export PG_TEST_PORT_DIR=/tmp/jitprof-portlock
+mkdir -p "$PG_TEST_PORT_DIR"
+chmod 1777 "$PG_TEST_PORT_DIR" 2>/dev/null || true
+
+# The server refuses to run as root: clusters run as this OS user.
+PG_OS_USER=${PG_OS_USER:-postgres}
+
+as_pg_user() {
+	if [ "$(id -un)" = "$PG_OS_USER" ]; then
+		"$@"
+	else
+		runuser -u "$PG_OS_USER" -- "$@"
+	fi
+}
+
+# A scratch directory the cluster's OS user owns, holding a copy of the
+# tests (the checkout itself may sit where that user cannot read, as /root).
+make_workdir() {
+	local dir
+	dir=$(mktemp -d /tmp/jitprof-"$1".XXXXXX)
+	rsync -a --exclude .git --exclude '*.o' --exclude '*.so' "$TOP"/ "$dir"/
+	chown -R "$PG_OS_USER" "$dir"
+	echo "$dir"
+}
+
+build_and_install() {
+	make -C "$TOP" -s
+	make -C "$TOP" -s install DESTDIR="$INSTALL_DESTDIR"
+}
