@@ -9,6 +9,8 @@
  * implements.  Those are called from inside LLVM's call stack: they must
  * never throw an ERROR, and they allocate with malloc.
  *
+ * C++ files include this header inside extern "C" { }.
+ *
  *-------------------------------------------------------------------------
  */
 #ifndef JITPROF_LINKER_H
@@ -16,57 +18,48 @@
 
 #include <stdint.h>
 
-#ifdef __cplusplus
-extern "C"
-{
-#endif
-
 /* values of jitprof.linker */
-	typedef enum JitprofLinkerKind
-	{
-		JP_LINKER_NONE = 0,		/* no object layer created yet */
-		JP_LINKER_JITLINK,
-		JP_LINKER_RTDYLD
-	} JitprofLinkerKind;
+typedef enum JitprofLinkerKind
+{
+	JP_LINKER_NONE = 0,			/* no object layer created yet */
+	JP_LINKER_JITLINK,
+	JP_LINKER_RTDYLD
+} JitprofLinkerKind;
 
 /* A function as the linker sees it: llvmjit's name and where it landed. */
-	typedef struct JitprofLinkedFunction
-	{
-		const char *llvm_name;
-		uint64_t	address;
-		uint64_t	size;
-	} JitprofLinkedFunction;
+typedef struct JitprofLinkedFunction
+{
+	const char *llvm_name;
+	uint64_t	address;
+	uint64_t	size;
+} JitprofLinkedFunction;
 
 /* registry.c: called by the linker (never throw) */
-	extern void jp_registry_object_linked(uint64_t key,
-										  const JitprofLinkedFunction *functions,
-										  int nfunctions);
-	extern void jp_registry_object_freed(uint64_t key);
-	extern void jp_registry_link_failed(void);
+extern void jp_registry_object_linked(uint64_t key,
+									  const JitprofLinkedFunction *functions,
+									  int nfunctions);
+extern void jp_registry_object_freed(uint64_t key);
+extern void jp_registry_link_failed(void);
 
 /* linker.cpp: read by the C side */
-	extern JitprofLinkerKind jp_linker_in_use;
-	extern const char *jp_linker_name(JitprofLinkerKind kind);
-	extern const char *jp_llvm_version(void);
+extern JitprofLinkerKind jp_linker_in_use;
+extern const char *jp_linker_name(JitprofLinkerKind kind);
+extern const char *jp_llvm_version(void);
 
 /* jitprof.c: GUCs the linker reads when it creates a layer or links */
-	extern int	jitprof_linker;
-	extern bool jitprof_debug_fail_link;
+extern int	jitprof_linker;
+extern bool jitprof_debug_fail_link;
 
 /* code_arena.cpp: the JIT code address space */
-	typedef struct JitprofArenaStats
-	{
-		uint64_t	reserved_bytes; /* address space reserved, live arenas */
-		uint64_t	committed_bytes;	/* pages currently backing live code */
-		uint64_t	allocations_live;
-		uint64_t	allocations_total;
-		uint64_t	arenas_created;
-	} JitprofArenaStats;
+typedef struct JitprofArenaStats
+{
+	uint64_t	reserved_bytes; /* address space reserved, live arenas */
+	uint64_t	committed_bytes;	/* pages currently backing live code */
+	uint64_t	allocations_live;
+	uint64_t	allocations_total;
+	uint64_t	arenas_created;
+} JitprofArenaStats;
 
-	extern void jp_arena_stats(JitprofArenaStats *stats);
-
-#ifdef __cplusplus
-}
-#endif
+extern void jp_arena_stats(JitprofArenaStats *stats);
 
 #endif							/* JITPROF_LINKER_H */
