@@ -87,6 +87,7 @@ my $session_settings = $noopt
   ? ' -c jit_optimize_above_cost=-1 -c jit_inline_above_cost=-1' : '';
 
 my %samples;    # config -> metric -> [values]
+my $ticks_per_s = `getconf CLK_TCK` + 0 || 100;
 my %perquery;   # config -> [query index] -> [emission times]
 for my $round (1 .. $rounds)
 {
@@ -98,10 +99,15 @@ for my $round (1 .. $rounds)
 
 		# The first JIT compilation of a backend also sets LLVM up: warm up.
 		my $script = "\\o /dev/null\nSELECT count(*) FROM lineitem WHERE l_quantity > 1;\n\\o\n";
+		# CPU time of the backend over the pass (utime + stime, in clock
+		# ticks), which other processes' load disturbs less than wall time.
+		my $cpu = q{SELECT sum(f::bigint) FROM unnest((string_to_array(split_part(pg_read_file('/proc/self/stat'), ') ', 2), ' '))[12:13]) f;};
+		$script .= "\\echo ==cpu_before\n$cpu\n";
 		for my $q (@queries)
 		{
 			$script .= "\\echo ==$q->{label}\nEXPLAIN (ANALYZE, FORMAT JSON) $q->{sql};\n";
 		}
+		$script .= "\\echo ==cpu_after\n$cpu\n";
 		$script .= "\\echo ==status\nSELECT coalesce((SELECT value FROM jitprof_status WHERE name = 'linker'), 'none');\n"
 		  if $c->{linker};
 		$script = "CREATE EXTENSION IF NOT EXISTS jitprof;\n\\o\n" . $script if $c->{linker};
@@ -109,10 +115,17 @@ for my $round (1 .. $rounds)
 		my $out = psql($c->{session} . $session_settings, $script);
 
 		my $qi = 0;
+		my %cpu_ticks;
 		for my $part (split /^==/m, $out)
 		{
 			my ($label, $body) = split /\n/, $part, 2;
 			next unless defined $body;
+			if ($label =~ /^cpu_(before|after)$/)
+			{
+				chomp $body;
+				$cpu_ticks{$1} = $body;
+				next;
+			}
 			if ($label eq 'status')
 			{
 				chomp $body;
@@ -129,6 +142,7 @@ for my $round (1 .. $rounds)
 			push @{ $samples{$config}{run} }, $plan->{'Execution Time'} - $jit->{Timing}{Total};
 			push @{ $samples{$config}{functions} }, $jit->{Functions};
 		}
+		push @{ $samples{$config}{cpu} }, ($cpu_ticks{after} - $cpu_ticks{before}) * 1000 / $ticks_per_s;
 		stop();
 	}
 	print STDERR "round $round/$rounds done\n";
@@ -170,6 +184,11 @@ for my $config (@order)
 	}
 	printf "  %-8s %.3f\n", $config, exp($logsum / $n);
 }
+
+print "\nbackend CPU time of one pass over all queries (median over rounds, ms):\n";
+my $cpu_base = median(@{ $samples{stock}{cpu} });
+printf "  %-8s %8.0f  %.3f\n", $_, median(@{ $samples{$_}{cpu} }), median(@{ $samples{$_}{cpu} }) / $cpu_base
+  for @order;
 
 print "\nemission, jit total, execution: EXPLAIN ANALYZE's JIT Emission, JIT Total and\n"
   . "Execution Time (which includes JIT); exec-jit: Execution Time minus JIT Total;\n"
