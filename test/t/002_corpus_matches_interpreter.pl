@@ -30,7 +30,10 @@ sub run_corpus
 	  . join('', map { "\\i $_\n" } @files)
 	  . "\\echo $status_marker\n"
 	  . "SELECT name || '=' || value FROM jitprof_status;\n"
-	  . "SELECT 'deform_functions=' || count(*) FROM jitprof_functions WHERE role LIKE 'deform%';\n";
+	  . "SELECT 'deform_functions=' || count(*) FROM jitprof_functions WHERE role LIKE 'deform%';\n"
+	  . "SELECT 'recent_functions=' || count(*) FROM jitprof_functions;\n"
+	  . "SELECT 'unnamed_functions=' || count(*) FROM jitprof_functions\n"
+	  . "  WHERE llvm_name ~ '^(evalexpr|deform)_' AND (role = 'helper' OR symbol !~ '^q-?\\d+#\\d+_');\n";
 	my ($ret, $stdout, $stderr) =
 	  $node->psql('corpus', $script, on_error_stop => 0);
 	my ($output, $status) = split /^\Q$status_marker\E\n/m, $stdout, 2;
@@ -89,6 +92,9 @@ for my $name (sort keys %runs)
 		"$name: every query's code was freed, failed queries included");
 	cmp_ok($status->{deform_functions}, '>', 0, "$name: deform functions linked as functions of their own")
 	  if $run->{deform};
+	# jitprof_functions keeps the last 1024 functions: most of the corpus.
+	cmp_ok($status->{recent_functions}, '>', 500, "$name: recent functions listed");
+	is($status->{unnamed_functions}, '0', "$name: every generated function got a query/plan-node name");
 }
 
 # EXPLAIN ANALYZE agrees that the corpus queries are JIT-compiled, with
