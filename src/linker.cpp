@@ -239,6 +239,15 @@ const char *jp_llvm_version(void) { return LLVM_VERSION_STRING; }
 __attribute__((visibility("default"))) LLVMOrcObjectLayerRef
 LLVMOrcCreateRTDyldObjectLinkingLayerWithSectionMemoryManager(
     LLVMOrcExecutionSessionRef ES) {
+  // Preloading jitprof puts these definitions first for any llvmjit.so;
+  // with jit_provider = 'llvmjit' that llvmjit must stay stock.
+  if (!jitprof_provider_active) {
+    static auto Create = reinterpret_cast<CreateRTDyldLayerFn>(originalSymbol(
+        "LLVMOrcCreateRTDyldObjectLinkingLayerWithSectionMemoryManager"));
+    if (Create)
+      return Create(ES);
+  }
+
   if (jitprof_linker == JP_LINKER_RTDYLD) {
     static auto Create = reinterpret_cast<CreateRTDyldLayerFn>(originalSymbol(
         "LLVMOrcCreateRTDyldObjectLinkingLayerWithSectionMemoryManager"));
@@ -264,10 +273,18 @@ LLVMOrcCreateRTDyldObjectLinkingLayerWithSectionMemoryManager(
 // jit_debugging_support or jit_profiling_support is on.  They cannot work
 // with a JITLink layer, and under RuntimeDyld they would duplicate jitprof's
 // own sinks, which those two settings turn on instead; so they are dropped.
-// (LLVM's listeners are process-wide singletons: nothing to free.)
+// (LLVM's listeners are process-wide singletons: nothing to free.)  Stock
+// llvmjit, used while jitprof is merely preloaded, keeps them.
 __attribute__((visibility("default"))) void
 LLVMOrcRTDyldObjectLinkingLayerRegisterJITEventListener(
     LLVMOrcObjectLayerRef RTDyldObjLinkingLayer,
-    LLVMJITEventListenerRef Listener) {}
+    LLVMJITEventListenerRef Listener) {
+  if (!jitprof_provider_active) {
+    static auto Register = reinterpret_cast<RegisterListenerFn>(
+        originalSymbol("LLVMOrcRTDyldObjectLinkingLayerRegisterJITEventListener"));
+    if (Register)
+      Register(RTDyldObjLinkingLayer, Listener);
+  }
+}
 
 } // extern "C"

@@ -50,6 +50,9 @@ extern const char *jp_llvm_version(void);
 extern int	jitprof_linker;
 extern bool jitprof_debug_fail_link;
 
+/* provider.c: is jitprof this backend's JIT provider? */
+extern bool jitprof_provider_active;
+
 /* code_arena.cpp: the JIT code address space */
 typedef struct JitprofArenaStats
 {

@@ -20,6 +20,7 @@
 #include <dlfcn.h>
 #include <sys/stat.h>
 
+#include "access/parallel.h"
 #include "fmgr.h"
 #include "jit/llvmjit.h"
 #include "miscadmin.h"
@@ -91,8 +92,13 @@ _PG_jit_provider_init(JitProviderCallbacks *cb)
 	/*
 	 * If llvmjit is already loaded, its LLVM symbols were bound before
 	 * jitprof could take them over, and its code would bypass jitprof.
+	 *
+	 * Not so in a parallel worker: it loads its leader's libraries, in the
+	 * leader's order (RestoreLibraryState), before JIT starts, so llvmjit.so
+	 * is there already but was loaded after jitprof.so and bound to it.  Had
+	 * the order been wrong, the leader would have warned already.
 	 */
-	handle = dlopen(path, RTLD_NOW | RTLD_NOLOAD);
+	handle = IsParallelWorker() ? NULL : dlopen(path, RTLD_NOW | RTLD_NOLOAD);
 	if (handle != NULL)
 	{
 		dlclose(handle);
