@@ -12,12 +12,14 @@
 #
 # The main measure is queries per CPU second of the backend (read from
 # /proc/self/stat by the backend itself), which other load on the machine
-# barely changes; queries per wall-clock second are printed too.  Prints the
-# medians of each and the ratios; the target is "sinks on" >= 97% of
-# "sinks off".
+# changes less than wall-clock time; queries per wall-clock second are
+# printed too.  Prints the medians of each, and for each pair of
+# configurations the median of the per-round ratios (runs of one round are
+# close in time, so they share the machine's load); the target is
+# "sinks on" >= 97% of "sinks off".
 #
-#   bench/sinks.sh                  defaults: 5 rounds of 2000 queries
-#   ROUNDS=7 QUERIES=3000 bench/sinks.sh
+#   bench/sinks.sh                  defaults: 15 rounds of 500 queries
+#   ROUNDS=25 QUERIES=1000 bench/sinks.sh
 #   OPTIMIZE=1 bench/sinks.sh       also inline and optimize (slower compiles)
 #
 # Run as root (it builds and installs jitprof like tools/test.sh) or as the
@@ -27,15 +29,15 @@ set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 . "$here"/../tools/common.sh
 
-ROUNDS=${ROUNDS:-5}
-QUERIES=${QUERIES:-2000}
+ROUNDS=${ROUNDS:-15}
+QUERIES=${QUERIES:-500}
 OPTIMIZE=${OPTIMIZE:-0}
 port_jp=$PG_PORT
 port_stock=$((PG_PORT + 1))
 
 build_and_install
 
-work=$(make_workdir bench)
+work=$(make_workdir perf-bench)
 cleanup() {
 	for c in jitprof stock; do
 		[ -f "$work/$c/postmaster.pid" ] &&
@@ -157,14 +159,24 @@ for c in "${configs[@]}"; do
 	mw[$c]=$(echo "${wall[$c]}" | median)
 	printf '%-18s %16.1f %16.1f\n' "$c" "${mc[$c]}" "${mw[$c]}"
 done
+
+# Median over the rounds of the ratio within each round: the two runs of a
+# round are close in time, so they saw about the same machine load.
+paired() {
+	local -a a b
+	read -r -a a <<<"$1"
+	read -r -a b <<<"$2"
+	for i in "${!a[@]}"; do
+		awk -v x="${a[$i]}" -v y="${b[$i]}" 'BEGIN {printf "%.4f\n", 100 * x / y}'
+	done | median | awk '{printf "%.1f%%", $1}'
+}
 echo
-ratio() { awk -v a="$1" -v b="$2" 'BEGIN {printf "%.1f%%", 100 * a / b}'; }
-printf '%-40s %8s %8s\n' "ratio (medians)" "CPU" "wall"
+printf '%-40s %8s %8s\n' "ratio (median of per-round ratios)" "CPU" "wall"
 printf '%-40s %8s %8s   (target >= 97%%)\n' "jitprof sinks on / sinks off" \
-	"$(ratio "${mc[sinks_on]}" "${mc[sinks_off]}")" "$(ratio "${mw[sinks_on]}" "${mw[sinks_off]}")"
+	"$(paired "${cpu[sinks_on]}" "${cpu[sinks_off]}")" "$(paired "${wall[sinks_on]}" "${wall[sinks_off]}")"
 printf '%-40s %8s %8s\n' "jitprof sinks on / llvmjit + profiling" \
-	"$(ratio "${mc[sinks_on]}" "${mc[stock_profiling]}")" "$(ratio "${mw[sinks_on]}" "${mw[stock_profiling]}")"
+	"$(paired "${cpu[sinks_on]}" "${cpu[stock_profiling]}")" "$(paired "${wall[sinks_on]}" "${wall[stock_profiling]}")"
 printf '%-40s %8s %8s\n' "jitprof sinks off / llvmjit" \
-	"$(ratio "${mc[sinks_off]}" "${mc[stock]}")" "$(ratio "${mw[sinks_off]}" "${mw[stock]}")"
+	"$(paired "${cpu[sinks_off]}" "${cpu[stock]}")" "$(paired "${wall[sinks_off]}" "${wall[stock]}")"
 printf '%-40s %8s %8s\n' "llvmjit + profiling / llvmjit" \
-	"$(ratio "${mc[stock_profiling]}" "${mc[stock]}")" "$(ratio "${mw[stock_profiling]}" "${mw[stock]}")"
+	"$(paired "${cpu[stock_profiling]}" "${cpu[stock]}")" "$(paired "${wall[stock_profiling]}" "${wall[stock]}")"
