@@ -40,7 +40,7 @@ sub map_lines
 {
 	my ($s, $pid) = fresh_session();
 	$s->query_safe('SET jitprof.perf_map_keep = on');
-	my $perf = perf_record_start($pid, "$tmp/perf.data");
+	my $perf = perf_record_start($pid, "$tmp/perf.data", '-g');
 	$s->query_safe($heavy) for 1 .. 3;
 	$s->quit;
 	ok(wait_for_pid_exit($pid), 'backend exited');
@@ -53,7 +53,7 @@ sub map_lines
 		"map has lines START SIZE q$qid#...");
 
 	my ($ok, $report) = perf_run('report', '-i', "$tmp/perf.data", '--stdio',
-		'--sort', 'sym');
+		'--no-children', '-g', 'none', '--sort', 'sym');
 	ok($ok, 'perf report ran');
 	my $shares = symbol_shares($report);
 	my @ours = grep { /^q\Q$qid\E#/ } keys %$shares;
@@ -67,6 +67,24 @@ sub map_lines
 		'every reported symbol comes from the map');
 	ok((grep { /#\d+_SeqScan_qual$/ } @ours) > 0,
 		'the scan qual is among the hot symbols');
+
+	# perf record -g unwinds out of JIT code (it keeps its frame pointer):
+	# samples in the scan qual have the executor's ExecScan as caller
+	my $script;
+	($ok, $script) = perf_run('script', '-i', "$tmp/perf.data");
+	ok($ok, 'perf script ran');
+	my ($in_qual, $from_scan) = (0, 0);
+	for my $sample (split /\n\n/, $script)
+	{
+		my @frames = grep { /^\s+[0-9a-f]+ / } split /\n/, $sample;
+		next unless @frames && $frames[0] =~ /q\Q$qid\E#1_SeqScan_qual\+/;
+		$in_qual++;
+		$from_scan++ if @frames > 1 && $frames[1] =~ /\bExecScan\+/;
+	}
+	note "$from_scan of $in_qual samples in the qual unwound to ExecScan";
+	cmp_ok($in_qual, '>', 0, 'call-graph samples in the scan qual');
+	cmp_ok($from_scan, '>=', $in_qual / 2,
+		'call graphs unwind from JIT code into ExecScan');
 	unlink map_path($pid);
 }
 
