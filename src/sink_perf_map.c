@@ -51,6 +51,7 @@ static int	map_fd = -1;
 static pid_t map_pid = 0;		/* process that opened map_fd */
 static bool map_failed = false; /* gave up for the rest of this process */
 static char map_path[MAXPGPATH];
+static bool map_opened = false; /* map_path was created or checked by us */
 static struct stat map_stat;	/* identity of the file we write */
 
 /*
@@ -81,13 +82,14 @@ map_at_exit(int code, Datum arg)
 {
 	struct stat st;
 
-	if (map_fd < 0 || map_pid != getpid())
+	if (!map_opened || map_pid != getpid())
 		return;
 	if (!jitprof_perf_map_keep &&
 		lstat(map_path, &st) == 0 &&
 		st.st_dev == map_stat.st_dev && st.st_ino == map_stat.st_ino)
 		unlink(map_path);
-	close(map_fd);
+	if (map_fd >= 0)
+		close(map_fd);
 	map_fd = -1;
 }
 
@@ -159,6 +161,7 @@ map_open(void)
 	}
 
 	map_stat = st;
+	map_opened = true;
 	on_proc_exit(map_at_exit, (Datum) 0);
 	return true;
 }
