@@ -3,15 +3,425 @@
  * sink_jitdump.c
  *	  perf jitdump sink: jit-<pid>.dump for perf inject --jit.
  *
- *	  Not implemented yet.
+ * A perf map only names address ranges; a jitdump file also carries the code
+ * bytes, so that "perf inject --jit" can write one small ELF file per
+ * function (jitted-<pid>-<n>.so) and "perf annotate" can disassemble it.
+ * The format is the one of linux's tools/perf/Documentation/
+ * jitdump-specification.txt: a file header, one JIT_CODE_LOAD record per
+ * function (with its code), and JIT_CODE_CLOSE when the backend exits.
+ * Timestamps come from CLOCK_MONOTONIC, the clock of "perf record -k 1".
+ *
+ * perf finds the file because the process maps it with PROT_EXEC: perf
+ * record sees that mmap and perf inject reads the file it names.  The file
+ * goes to a fresh directory <jitprof.jitdump_dir>/.debug/jit/
+ * jitprof-<date>-XXXXXX/ made by mkdtemp(), where perf inject also writes
+ * its jitted-*.so files.  The intermediate .debug and .debug/jit directories
+ * may sit in a shared directory such as /tmp, so they must be real
+ * directories (not symlinks) owned by the server's OS user or by root.
+ *
+ * The sink is on when jitprof.perf_jitdump is on, and also when the stock
+ * jit_profiling_support is on: llvmjit's own perf listener cannot see code
+ * linked by JITLink (linker.cpp drops it), so jitprof takes over its job.
+ *
+ * As with every sink, the file is opened lazily by the backend that first
+ * links code (never by the postmaster), and the callbacks run inside LLVM's
+ * call stack: no ERROR, no palloc.  Problems are a WARNING that names what
+ * to fix, after which the sink stays off in this backend.
  *
  *-------------------------------------------------------------------------
  */
 #include "postgres.h"
 
+#include <elf.h>
+#include <fcntl.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/uio.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "jit/jit.h"
+#include "miscadmin.h"
+#include "storage/ipc.h"
+#include "utils/guc.h"
+
 #include "jitprof.h"
+
+/* jitdump format, from the specification */
+#define JITDUMP_MAGIC		0x4A695444	/* "JiTD" */
+#define JITDUMP_VERSION		1
+#define JIT_CODE_LOAD		0
+#define JIT_CODE_CLOSE		3
+
+#if defined(__x86_64__)
+#define JITDUMP_ELF_MACH	EM_X86_64
+#elif defined(__aarch64__)
+#define JITDUMP_ELF_MACH	EM_AARCH64
+#elif defined(__i386__)
+#define JITDUMP_ELF_MACH	EM_386
+#elif defined(__powerpc64__)
+#define JITDUMP_ELF_MACH	EM_PPC64
+#elif defined(__s390x__)
+#define JITDUMP_ELF_MACH	EM_S390
+#elif defined(__riscv)
+#define JITDUMP_ELF_MACH	EM_RISCV
+#else
+#define JITDUMP_ELF_MACH	EM_NONE
+#endif
+
+typedef struct JitdumpFileHeader
+{
+	uint32		magic;
+	uint32		version;
+	uint32		total_size;
+	uint32		elf_mach;
+	uint32		pad1;
+	uint32		pid;
+	uint64		timestamp;
+	uint64		flags;
+} JitdumpFileHeader;
+
+typedef struct JitdumpRecordHeader
+{
+	uint32		id;
+	uint32		total_size;
+	uint64		timestamp;
+} JitdumpRecordHeader;
+
+/* JIT_CODE_LOAD: followed by the NUL-terminated name, then the code */
+typedef struct JitdumpCodeLoad
+{
+	JitdumpRecordHeader header;
+	uint32		pid;
+	uint32		tid;
+	uint64		vma;
+	uint64		code_addr;
+	uint64		code_size;
+	uint64		code_index;
+} JitdumpCodeLoad;
+
+/* GUC variables */
+bool		jitprof_perf_jitdump = false;
+char	   *jitprof_jitdump_dir = NULL;
+
+static int	dump_fd = -1;
+static pid_t dump_pid = 0;		/* process that opened dump_fd */
+static bool dump_failed = false;
+static void *dump_marker = NULL;	/* the PROT_EXEC mapping perf looks for */
+static size_t dump_marker_size = 0;
+static uint64 dump_code_index = 0;
+static char dump_path[MAXPGPATH];
+
+static uint64
+monotonic_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64) ts.tv_sec * UINT64CONST(1000000000) + ts.tv_nsec;
+}
+
+static void
+dump_close(void)
+{
+	if (dump_marker != NULL)
+		munmap(dump_marker, dump_marker_size);
+	dump_marker = NULL;
+	if (dump_fd >= 0)
+		close(dump_fd);
+	dump_fd = -1;
+}
+
+/* Turn the sink off for this process, with a WARNING naming "what". */
+static void
+dump_give_up(const char *what, const char *path, int save_errno)
+{
+	dump_failed = true;
+	dump_close();
+	errno = save_errno;
+	ereport(WARNING,
+			(errmsg("jitprof could not write a jitdump file: %s \"%s\": %m",
+					what, path),
+			 errdetail("jitdump output is off for this backend."),
+			 errhint("Set jitprof.jitdump_dir to a directory the server's OS user can write to.")));
+}
+
+static bool
+write_all(int fd, const void *buf, size_t len)
+{
+	const char *p = buf;
+
+	while (len > 0)
+	{
+		ssize_t		n = write(fd, p, len);
+
+		if (n < 0)
+		{
+			if (errno == EINTR)
+				continue;
+			return false;
+		}
+		p += n;
+		len -= n;
+	}
+	return true;
+}
+
+/* writev() all of iov[0..n-1], resuming after short writes */
+static bool
+writev_all(int fd, struct iovec *iov, int n)
+{
+	while (n > 0)
+	{
+		ssize_t		done = writev(fd, iov, n);
+
+		if (done < 0)
+		{
+			if (errno == EINTR)
+				continue;
+			return false;
+		}
+		while (n > 0 && (size_t) done >= iov->iov_len)
+		{
+			done -= iov->iov_len;
+			iov++;
+			n--;
+		}
+		if (n > 0)
+		{
+			iov->iov_base = (char *) iov->iov_base + done;
+			iov->iov_len -= done;
+		}
+	}
+	return true;
+}
+
+/* at backend exit: JIT_CODE_CLOSE, and unmap; the file stays for perf */
+static void
+dump_at_exit(int code, Datum arg)
+{
+	JitdumpRecordHeader rec;
+
+	if (dump_fd < 0 || dump_pid != getpid())
+		return;
+	rec.id = JIT_CODE_CLOSE;
+	rec.total_size = sizeof(rec);
+	rec.timestamp = monotonic_ns();
+	(void) write_all(dump_fd, &rec, sizeof(rec));
+	dump_close();
+}
+
+/*
+ * Make sure "path" is a directory we may safely create files in: create it
+ * if missing; it must not be a symlink and must belong to us or to root.
+ */
+static bool
+ensure_private_dir(const char *path)
+{
+	struct stat st;
+
+	if (mkdir(path, S_IRWXU | S_IRGRP | S_IXGRP | S_IROTH | S_IXOTH) != 0 &&
+		errno != EEXIST)
+	{
+		dump_give_up("cannot create directory", path, errno);
+		return false;
+	}
+	if (lstat(path, &st) != 0)
+	{
+		dump_give_up("cannot access directory", path, errno);
+		return false;
+	}
+	if (!S_ISDIR(st.st_mode) ||
+		(st.st_uid != geteuid() && st.st_uid != 0))
+	{
+		dump_give_up("not a directory of the server's OS user", path, ENOTDIR);
+		return false;
+	}
+	return true;
+}
+
+/*
+ * Create <dir>/.debug/jit/jitprof-<date>-XXXXXX/jit-<pid>.dump, write its
+ * header and map it.  Returns false (after a WARNING) when the sink must
+ * stay off.
+ */
+static bool
+dump_open(void)
+{
+	const char *dir = jitprof_jitdump_dir;
+	char		path[MAXPGPATH];
+	char		date[16];
+	time_t		now = time(NULL);
+	struct tm	tm;
+	JitdumpFileHeader header;
+	int			fd;
+
+	dump_pid = getpid();
+	if (dir == NULL || dir[0] == '\0')
+		dir = "/tmp";
+
+	snprintf(path, sizeof(path), "%s/.debug", dir);
+	if (!ensure_private_dir(path))
+		return false;
+	snprintf(path, sizeof(path), "%s/.debug/jit", dir);
+	if (!ensure_private_dir(path))
+		return false;
+
+	localtime_r(&now, &tm);
+	strftime(date, sizeof(date), "%Y%m%d", &tm);
+	snprintf(path, sizeof(path), "%s/.debug/jit/jitprof-%s-XXXXXX", dir, date);
+	if (mkdtemp(path) == NULL)
+	{
+		dump_give_up("cannot create directory", path, errno);
+		return false;
+	}
+
+	snprintf(dump_path, sizeof(dump_path), "%s/jit-%d.dump", path,
+			 (int) dump_pid);
+	fd = open(dump_path, O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC,
+			  S_IRUSR | S_IWUSR);
+	if (fd < 0)
+	{
+		dump_give_up("cannot create file", dump_path, errno);
+		return false;
+	}
+	dump_fd = fd;
+
+	memset(&header, 0, sizeof(header));
+	header.magic = JITDUMP_MAGIC;
+	header.version = JITDUMP_VERSION;
+	header.total_size = sizeof(header);
+	header.elf_mach = JITDUMP_ELF_MACH;
+	header.pid = (uint32) dump_pid;
+	header.timestamp = monotonic_ns();
+	header.flags = 0;
+	if (!write_all(fd, &header, sizeof(header)))
+	{
+		dump_give_up("cannot write file", dump_path, errno);
+		return false;
+	}
+
+	/* perf's marker: an executable mapping of the dump file */
+	dump_marker_size = (size_t) sysconf(_SC_PAGESIZE);
+	dump_marker = mmap(NULL, dump_marker_size, PROT_READ | PROT_EXEC,
+					   MAP_PRIVATE, fd, 0);
+	if (dump_marker == MAP_FAILED)
+	{
+		dump_marker = NULL;
+		dump_give_up("cannot map file", dump_path, errno);
+		return false;
+	}
+
+	dump_code_index = 0;
+	on_proc_exit(dump_at_exit, (Datum) 0);
+	return true;
+}
+
+static bool
+jitdump_enabled(void)
+{
+	return (jitprof_perf_jitdump || jit_profiling_support) && !dump_failed;
+}
+
+/* functions written per writev() call */
+#define BATCH	32
+
+static void
+jitdump_object_linked(const JitprofObject *object)
+{
+	JitdumpCodeLoad records[BATCH];
+	struct iovec iov[BATCH * 3];
+	int			nrec = 0;
+	uint32		tid;
+	uint64		now;
+
+	if (dump_fd < 0 || dump_pid != getpid())
+	{
+		if (!dump_open())
+			return;
+	}
+
+	tid = (uint32) syscall(SYS_gettid);
+	now = monotonic_ns();
+
+	for (int i = 0; i < object->nfunctions; i++)
+	{
+		const JitprofFunction *fn = &object->functions[i];
+		JitdumpCodeLoad *rec = &records[nrec];
+		size_t		namelen = strlen(fn->origin.symbol) + 1;
+
+		if (fn->size == 0 || fn->address == 0)
+			continue;
+
+		rec->header.id = JIT_CODE_LOAD;
+		rec->header.total_size = sizeof(*rec) + namelen + fn->size;
+		rec->header.timestamp = now;
+		rec->pid = (uint32) dump_pid;
+		rec->tid = tid;
+		rec->vma = fn->address;
+		rec->code_addr = fn->address;
+		rec->code_size = fn->size;
+		rec->code_index = dump_code_index++;
+
+		/* linked code is mapped readable, so the bytes come from there */
+		iov[nrec * 3].iov_base = rec;
+		iov[nrec * 3].iov_len = sizeof(*rec);
+		iov[nrec * 3 + 1].iov_base = (void *) fn->origin.symbol;
+		iov[nrec * 3 + 1].iov_len = namelen;
+		iov[nrec * 3 + 2].iov_base = (void *) (uintptr_t) fn->address;
+		iov[nrec * 3 + 2].iov_len = fn->size;
+		nrec++;
+
+		if (nrec == BATCH || i == object->nfunctions - 1)
+		{
+			if (!writev_all(dump_fd, iov, nrec * 3))
+			{
+				dump_give_up("cannot write file", dump_path, errno);
+				return;
+			}
+			nrec = 0;
+		}
+	}
+	if (nrec > 0 && !writev_all(dump_fd, iov, nrec * 3))
+		dump_give_up("cannot write file", dump_path, errno);
+}
+
+/* jitdump has JIT_CODE_MOVE but no "unload": freed code needs nothing */
+static void
+jitdump_object_freed(const JitprofObject *object)
+{
+}
+
+static const JitprofSink jitdump_sink = {
+	.name = "jitdump",
+	.enabled = jitdump_enabled,
+	.object_linked = jitdump_object_linked,
+	.object_freed = jitdump_object_freed,
+};
 
 void
 jp_jitdump_init(void)
 {
+	const char *env_dir = getenv("JITDUMPDIR");
+
+	DefineCustomBoolVariable("jitprof.perf_jitdump",
+							 "Writes a perf jitdump file (code and names of JIT functions) for perf inject --jit.",
+							 "jit_profiling_support = on turns it on as well.",
+							 &jitprof_perf_jitdump,
+							 false,
+							 PGC_SUSET,
+							 0,
+							 NULL, NULL, NULL);
+
+	DefineCustomStringVariable("jitprof.jitdump_dir",
+							   "Directory under which jitdump files are written, in .debug/jit/jitprof-<date>-<random>/.",
+							   "The default is the server's JITDUMPDIR environment variable, or /tmp.",
+							   &jitprof_jitdump_dir,
+							   (env_dir && env_dir[0] != '\0') ? env_dir : "/tmp",
+							   PGC_SUSET,
+							   0,
+							   NULL, NULL, NULL);
+
+	jp_registry_register_sink(&jitdump_sink);
 }

@@ -3,15 +3,266 @@
  * sink_perf_map.c
  *	  perf map sink: /tmp/perf-<pid>.map for perf top and perf report.
  *
- *	  Not implemented yet.
+ * perf resolves samples in anonymous executable memory through a text file
+ * /tmp/perf-<pid>.map with one "START SIZE name" line (hex) per function.
+ * This sink appends a line for every function of every object the registry
+ * reports, so perf shows jitprof's names (naming.c) instead of raw addresses.
+ *
+ * The file is opened lazily, by the backend, when its first object is
+ * linked: the postmaster never JIT-compiles, so it never creates a file that
+ * its children would inherit.  /tmp is world-writable, so the file is opened
+ * without following symlinks and without truncating, then checked with
+ * fstat(): it must be a regular file owned by our effective user with a
+ * single link.  Anything else gets one WARNING naming the path, and the sink
+ * stays off for the rest of the backend's life.  A file that passes the
+ * checks is ours, left over from an earlier process with the same pid, and
+ * is truncated.
+ *
+ * perf map files cannot retract a line, so nothing happens when code is
+ * freed.  That is correct because jitprof's code arena (code_arena.cpp)
+ * never hands out an address twice within a backend: every line stays the
+ * only claim on its address range.  (Under jitprof.linker = rtdyld,
+ * RuntimeDyld reuses addresses and old lines can shadow new ones.)
+ *
+ * The file is removed at backend exit unless jitprof.perf_map_keep is on.
+ *
+ * Callbacks run inside LLVM's call stack: no ERROR, no palloc; a failed
+ * write is reported as a WARNING and turns the sink off.
  *
  *-------------------------------------------------------------------------
  */
 #include "postgres.h"
 
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "miscadmin.h"
+#include "storage/ipc.h"
+#include "utils/guc.h"
+
 #include "jitprof.h"
+
+/* GUC variables */
+bool		jitprof_perf_map = true;
+bool		jitprof_perf_map_keep = false;
+
+static int	map_fd = -1;
+static pid_t map_pid = 0;		/* process that opened map_fd */
+static bool map_failed = false; /* gave up for the rest of this process */
+static char map_path[MAXPGPATH];
+static bool map_opened = false; /* map_path was created or checked by us */
+static struct stat map_stat;	/* identity of the file we write */
+
+/*
+ * Turn the sink off for this process, with a WARNING.  "hostile" says the
+ * file itself is the problem (a symlink, someone else's file, ...).
+ */
+static void
+map_give_up(const char *what, const char *detail, bool hostile)
+{
+	map_failed = true;
+	if (map_fd >= 0)
+		close(map_fd);
+	map_fd = -1;
+	ereport(WARNING,
+			(errmsg("jitprof could not write the perf map \"%s\": %s",
+					map_path, what),
+			 errdetail_internal("%s%sperf map output is off for this backend.",
+								detail ? detail : "", detail ? " " : ""),
+			 hostile ?
+			 errhint("Remove \"%s\" if no process of the server's OS user uses it; "
+					 "jitprof writes perf maps only to a regular file of that user.",
+					 map_path) : 0));
+}
+
+/* at backend exit: remove the map, if it still is the file we wrote */
+static void
+map_at_exit(int code, Datum arg)
+{
+	struct stat st;
+
+	if (!map_opened || map_pid != getpid())
+		return;
+	if (!jitprof_perf_map_keep &&
+		lstat(map_path, &st) == 0 &&
+		st.st_dev == map_stat.st_dev && st.st_ino == map_stat.st_ino)
+		unlink(map_path);
+	if (map_fd >= 0)
+		close(map_fd);
+	map_fd = -1;
+}
+
+/*
+ * Open /tmp/perf-<pid>.map safely.  Returns false (after a WARNING) when the
+ * sink must stay off.
+ */
+static bool
+map_open(void)
+{
+	int			fd;
+	struct stat st;
+	int			flags;
+
+	map_pid = getpid();
+	snprintf(map_path, sizeof(map_path), "/tmp/perf-%d.map", (int) map_pid);
+
+	/*
+	 * No O_TRUNC before the checks; O_NONBLOCK so that a FIFO planted there
+	 * cannot block the backend.
+	 */
+	fd = open(map_path, O_WRONLY | O_CREAT | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC,
+			  S_IRUSR | S_IWUSR);
+	if (fd < 0)
+	{
+		if (errno == ELOOP)
+			map_give_up("it is a symbolic link", NULL, true);
+		else if (errno == EISDIR || errno == ENXIO)
+			map_give_up("it is not a regular file", NULL, true);
+		else
+			map_give_up(strerror(errno), NULL, errno == EACCES);
+		return false;
+	}
+	map_fd = fd;
+
+	if (fstat(fd, &st) != 0)
+	{
+		map_give_up(strerror(errno), NULL, false);
+		return false;
+	}
+	if (!S_ISREG(st.st_mode))
+	{
+		map_give_up("it is not a regular file", NULL, true);
+		return false;
+	}
+	if (st.st_uid != geteuid())
+	{
+		char		detail[128];
+
+		snprintf(detail, sizeof(detail),
+				 "The file belongs to user ID %d, the server runs as user ID %d.",
+				 (int) st.st_uid, (int) geteuid());
+		map_give_up("it belongs to another user", detail, true);
+		return false;
+	}
+	if (st.st_nlink != 1)
+	{
+		map_give_up("it has more than one hard link", NULL, true);
+		return false;
+	}
+
+	/* ours: a leftover of an earlier process with this pid, start afresh */
+	if (ftruncate(fd, 0) != 0 ||
+		(flags = fcntl(fd, F_GETFL)) < 0 ||
+		fcntl(fd, F_SETFL, (flags & ~O_NONBLOCK) | O_APPEND) != 0)
+	{
+		map_give_up(strerror(errno), NULL, false);
+		return false;
+	}
+
+	map_stat = st;
+	map_opened = true;
+	on_proc_exit(map_at_exit, (Datum) 0);
+	return true;
+}
+
+static bool
+write_all(int fd, const char *buf, size_t len)
+{
+	while (len > 0)
+	{
+		ssize_t		n = write(fd, buf, len);
+
+		if (n < 0)
+		{
+			if (errno == EINTR)
+				continue;
+			return false;
+		}
+		buf += n;
+		len -= n;
+	}
+	return true;
+}
+
+static bool
+perf_map_enabled(void)
+{
+	return jitprof_perf_map && !map_failed;
+}
+
+static void
+perf_map_object_linked(const JitprofObject *object)
+{
+	char		buf[8192];
+	size_t		len = 0;
+
+	if (map_fd < 0 || map_pid != getpid())
+	{
+		if (!map_open())
+			return;
+	}
+
+	for (int i = 0; i < object->nfunctions; i++)
+	{
+		const JitprofFunction *fn = &object->functions[i];
+		int			n;
+
+		if (fn->size == 0)
+			continue;
+		/* a line is at most 2 * 16 + 3 + JP_SYMBOL_LEN bytes */
+		if (len + 40 + JP_SYMBOL_LEN > sizeof(buf))
+		{
+			if (!write_all(map_fd, buf, len))
+			{
+				map_give_up(strerror(errno), NULL, false);
+				return;
+			}
+			len = 0;
+		}
+		n = snprintf(buf + len, sizeof(buf) - len,
+					 "%" INT64_MODIFIER "x %" INT64_MODIFIER "x %s\n",
+					 fn->address, fn->size, fn->origin.symbol);
+		if (n > 0)
+			len += Min((size_t) n, sizeof(buf) - len - 1);
+	}
+	if (len > 0 && !write_all(map_fd, buf, len))
+		map_give_up(strerror(errno), NULL, false);
+}
+
+/* nothing to do: addresses are not reused, see the file header */
+static void
+perf_map_object_freed(const JitprofObject *object)
+{
+}
+
+static const JitprofSink perf_map_sink = {
+	.name = "perf_map",
+	.enabled = perf_map_enabled,
+	.object_linked = perf_map_object_linked,
+	.object_freed = perf_map_object_freed,
+};
 
 void
 jp_perf_map_init(void)
 {
+	DefineCustomBoolVariable("jitprof.perf_map",
+							 "Writes /tmp/perf-<pid>.map so that perf shows JIT functions by name.",
+							 "Lines are added for code linked while this is on.",
+							 &jitprof_perf_map,
+							 true,
+							 PGC_SUSET,
+							 0,
+							 NULL, NULL, NULL);
+
+	DefineCustomBoolVariable("jitprof.perf_map_keep",
+							 "Keeps /tmp/perf-<pid>.map when the backend exits.",
+							 "Needed to run perf report after the backend has exited.",
+							 &jitprof_perf_map_keep,
+							 false,
+							 PGC_SUSET,
+							 0,
+							 NULL, NULL, NULL);
+
+	jp_registry_register_sink(&perf_map_sink);
 }

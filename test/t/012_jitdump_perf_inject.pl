@@ -1,0 +1,187 @@
+# The jitdump sink: a backend's jit-<pid>.dump follows the jitdump format,
+# "perf record -k 1" + "perf inject --jit" turn it into symbolized
+# jitted-*.so files, perf report shows jitprof's names from them (with the
+# perf map off) and perf annotate disassembles them.  jit_profiling_support
+# turns the sink on too; an unusable directory gets a WARNING.
+use strict;
+use warnings;
+
+use File::Find;
+use PostgreSQL::Test::Cluster;
+use PostgreSQL::Test::Utils;
+use Test::More;
+use Time::HiRes qw(clock_gettime CLOCK_MONOTONIC);
+use JitprofTest;
+use JitprofPerf;
+
+my $tmp = PostgreSQL::Test::Utils::tempdir;
+my $node = jitprof_node('jitdump');
+my $heavy = heavy_table($node, 1_000_000);
+my $qid = query_id($node, $heavy);
+my $small = 'SELECT sum(g) FROM generate_series(1, 100) g';
+
+# The dump files under $dir/.debug/jit/jitprof-*/ of process $pid.
+sub dumps_of
+{
+	my ($dir, $pid) = @_;
+	return sort glob("$dir/.debug/jit/jitprof-*/jit-$pid.dump");
+}
+
+# Parse a jitdump file: header fields and a list of records.
+sub parse_dump
+{
+	my ($file) = @_;
+	my $data = slurp_file($file);
+	my %h;
+	@h{qw(magic version total_size elf_mach pad1 pid timestamp flags)} =
+	  unpack('L6 Q2', $data);
+	my @records;
+	my $pos = $h{total_size};
+	while ($pos + 16 <= length($data))
+	{
+		my ($id, $size, $ts) = unpack('L L Q', substr($data, $pos, 16));
+		last if $size < 16 || $pos + $size > length($data);
+		my %r = (id => $id, size => $size, timestamp => $ts);
+		if ($id == 0)
+		{
+			@r{qw(pid tid vma code_addr code_size code_index)} =
+			  unpack('L2 Q4', substr($data, $pos + 16, 40));
+			my $rest = substr($data, $pos + 56, $size - 56);
+			($r{name}) = $rest =~ /^([^\0]*)\0/;
+			$r{code_len} = length($rest) - length($r{name}) - 1;
+		}
+		push @records, \%r;
+		$pos += $size;
+	}
+	$h{trailing} = length($data) - $pos;
+	return (\%h, \@records);
+}
+
+# --- perf record -k 1, perf inject --jit, perf report, perf annotate ---
+my $jd = "$tmp/jd";
+mkdir $jd or die;
+my $s = $node->background_psql('postgres');
+$s->query_safe('SET jit = off');
+my $pid = $s->query_safe('SELECT pg_backend_pid()');
+$s->query_safe("SET jitprof.perf_jitdump = on; SET jitprof.jitdump_dir = '$jd'; "
+	  . "SET jitprof.perf_map = off; SET jit = on");
+my $t0 = clock_gettime(CLOCK_MONOTONIC);
+my $perf = perf_record_start($pid, "$tmp/perf.data", '-k', '1');
+$s->query_safe($heavy) for 1 .. 3;
+
+my @dumps = dumps_of($jd, $pid);
+is(scalar(@dumps), 1, 'one dump file in <dir>/.debug/jit/jitprof-<date>-XXXXXX/');
+like($dumps[0] // '', qr{/\.debug/jit/jitprof-\d{8}-\w{6}/jit-$pid\.dump$},
+	'perf inject can find the dump: directory layout');
+my $maps = slurp_file("/proc/$pid/maps");
+like($maps, qr/^\S+ r-xp \S+ \S+ \S+\s+\Q$dumps[0]\E$/m,
+	'dump file mapped PROT_READ|PROT_EXEC, the marker perf record sees');
+ok(!-e "/tmp/perf-$pid.map", 'no perf map with jitprof.perf_map = off');
+
+$s->quit;
+ok(wait_for_pid_exit($pid), 'backend exited');
+perf_record_finish($perf);
+my $t1 = clock_gettime(CLOCK_MONOTONIC);
+
+# the dump itself
+my ($h, $records) = parse_dump($dumps[0]);
+is(sprintf('0x%X', $h->{magic}), '0x4A695444', 'magic');
+is($h->{version}, 1, 'version 1');
+is($h->{total_size}, 40, 'header size');
+is($h->{pid}, $pid, 'header pid');
+my $ts_ok = $h->{timestamp} >= $t0 * 1e9 - 5e9 && $h->{timestamp} <= $t1 * 1e9;
+ok($ts_ok, 'header timestamp is CLOCK_MONOTONIC');
+is($h->{trailing}, 0, 'records fill the file exactly');
+my @loads = grep { $_->{id} == 0 } @$records;
+cmp_ok(scalar(@loads), '>=', 3, 'JIT_CODE_LOAD records');
+is($records->[-1]{id} // -1, 3, 'JIT_CODE_CLOSE at the end');
+is(scalar(grep { $_->{code_len} != $_->{code_size} || $_->{code_size} == 0 } @loads),
+	0, 'every load record carries its code bytes');
+is(scalar(grep { $_->{vma} != $_->{code_addr} || $_->{pid} != $pid } @loads),
+	0, 'addresses and pid');
+my %indexes = map { $_->{code_index} => 1 } @loads;
+is(scalar(keys %indexes), scalar(@loads), 'code indexes unique');
+my @ts = map { $_->{timestamp} } @$records;
+is(scalar(grep { $ts[$_] < $ts[ $_ - 1 ] } 1 .. $#ts), 0, 'timestamps never go back');
+ok((grep { $_->{name} =~ /^q\Q$qid\E#1_SeqScan_qual$/ } @loads) > 0,
+	"loads carry jitprof names (q$qid#1_SeqScan_qual)");
+
+my ($ok) = perf_run('inject', '--jit', '-i', "$tmp/perf.data", '-o', "$tmp/jit.data");
+ok($ok, 'perf inject --jit ran');
+my @so = glob(dirname_of($dumps[0]) . "/jitted-$pid-*.so");
+cmp_ok(scalar(@so), '>', 0, 'perf inject wrote jitted-*.so files');
+
+my $report;
+($ok, $report) = perf_run('report', '-i', "$tmp/jit.data", '--stdio',
+	'--sort', 'dso,sym');
+ok($ok, 'perf report on the injected data ran');
+my @jitted_lines = grep { /jitted-$pid-\d+\.so\s+\[\.\]\s+q\Q$qid\E#/ } split /\n/, $report;
+cmp_ok(scalar(@jitted_lines), '>', 0, "perf report shows q$qid symbols from jitted-*.so");
+my $shares = symbol_shares($report);
+my $total = 0;
+$total += $shares->{$_} for grep { /^q\Q$qid\E#/ } keys %$shares;
+cmp_ok($total, '>=', 5, "q$qid symbols carry a real share of samples ($total%)");
+
+my $hot = "q$qid#1_SeqScan_qual";
+my $annotate;
+($ok, $annotate) = perf_run('annotate', '-i', "$tmp/jit.data", '--stdio', '-s', $hot);
+ok($ok, 'perf annotate ran');
+like($annotate, qr/<\Q$hot\E>:/, 'annotate shows the function by name');
+like($annotate, qr/:\s+[0-9a-f]+:\s+(push|mov|lea|cmp|add|sub|test)\w*\s/,
+	'annotate shows instructions');
+like($annotate, qr/push\s+%rbp\s*\n.*mov\s+%rsp,%rbp/,
+	'JIT code keeps a frame pointer') if $h->{elf_mach} == 62;
+
+sub dirname_of { my ($p) = @_; $p =~ s{/[^/]+$}{}; return $p; }
+
+# --- stock jit_profiling_support = on turns the sink on ---
+{
+	my $sd = "$tmp/stock";
+	mkdir $sd or die;
+	local $ENV{PGOPTIONS} = "-c jit_profiling_support=on -c jitprof.jitdump_dir=$sd";
+	my $out = $node->safe_psql('postgres', "$small; SELECT pg_backend_pid()");
+	my ($sum, $spid) = split /\n/, $out;
+	is($sum, '5050', 'query result with jit_profiling_support');
+	ok(wait_for_pid_exit($spid), 'backend exited');
+	my @sd = dumps_of($sd, $spid);
+	is(scalar(@sd), 1, 'jit_profiling_support = on writes a jitprof dump');
+	my ($sh, $srec) = @sd ? parse_dump($sd[0]) : ({}, []);
+	ok((grep { $_->{id} == 0 && $_->{name} =~ /^q-?\d+#0_Agg_/ } @$srec) > 0,
+		'with jitprof names');
+}
+
+# --- an unusable directory: WARNING naming it, queries go on ---
+{
+	my $file = "$tmp/not_a_dir";
+	append_to_file($file, "x\n");
+	my ($ret, $out, $err) = $node->psql('postgres',
+		"SET jitprof.perf_jitdump = on; SET jitprof.jitdump_dir = '$file'; $small; $small");
+	is($out, "5050\n5050", 'query results with an unusable jitdump_dir');
+	like($err, qr/WARNING:  jitprof could not write a jitdump file: cannot create directory "\Q$file\E\/\.debug": Not a directory/,
+		'WARNING names the directory');
+	like($err, qr/HINT:  Set jitprof.jitdump_dir to a directory/, 'hint says what to set');
+	is(scalar(() = $err =~ /WARNING/g), 1, 'one WARNING per backend');
+
+	# a .debug that is a symlink is not followed
+	my $evil = "$tmp/evil";
+	mkdir $evil or die;
+	mkdir "$tmp/elsewhere" or die;
+	symlink("$tmp/elsewhere", "$evil/.debug") or die;
+	($ret, $out, $err) = $node->psql('postgres',
+		"SET jitprof.perf_jitdump = on; SET jitprof.jitdump_dir = '$evil'; $small");
+	is($out, '5050', 'query result with a symlinked .debug');
+	like($err, qr/WARNING:  jitprof could not write a jitdump file: .*"\Q$evil\E\/\.debug"/,
+		'WARNING for a symlinked .debug');
+	my @inside = glob("$tmp/elsewhere/*");
+	is(scalar(@inside), 0, 'nothing created through the symlink');
+}
+
+# plain SET by an ordinary user is refused
+$node->safe_psql('postgres', 'CREATE ROLE plain LOGIN');
+my ($ret, $out, $err) = $node->psql('postgres', 'SET jitprof.perf_jitdump = on',
+	extra_params => [ '-U', 'plain' ]);
+like($err, qr/permission denied to set parameter "jitprof\.perf_jitdump"/,
+	'jitprof.perf_jitdump is superuser-only');
+
+$node->stop;
+done_testing();
