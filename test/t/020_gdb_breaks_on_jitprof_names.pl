@@ -207,6 +207,29 @@ is($psql->query_safe(q{SELECT value FROM jitprof_status WHERE name = 'gdb_object
 	'commit frees the cursors and unregisters their images');
 $psql->quit;
 
+# The RuntimeDyld linker feeds the same sink.
+$psql = $node->background_psql('postgres');
+$psql->query_safe('SET jitprof.linker = rtdyld');
+$psql->query_safe('SET jitprof.gdb = on');
+$pid = $psql->query_safe('SELECT pg_backend_pid()');
+$psql->query_safe('BEGIN');
+$psql->query_safe("DECLARE c CURSOR FOR $query");
+is($psql->query_safe('FETCH c'), $result, 'cursor result under rtdyld');
+is($psql->query_safe(q{SELECT value FROM jitprof_status WHERE name = 'linker'}), 'rtdyld', 'session links with RuntimeDyld');
+($gdb, $out) = start_gdb($pid, <<'EOF');
+echo @@FUNCTIONS\n
+info functions _Agg_transition$
+echo @@
+detach
+EOF
+$gdb->finish;
+$text = slurp_file($out);
+note "gdb output:\n$text";
+like(section($text, 'FUNCTIONS'), qr/^0x[0-9a-f]+\s+q-?\d+#\d+_Agg_transition$/m,
+	'gdb knows the jitprof name of code linked by RuntimeDyld');
+$psql->query_safe('COMMIT');
+$psql->quit;
+
 # jitprof.gdb is superuser-only; the stock jit_debugging_support turns the
 # sink on too, and without either nothing is registered.
 $node->safe_psql('postgres', 'CREATE ROLE plain LOGIN');
