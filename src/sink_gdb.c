@@ -213,31 +213,6 @@ add_section(Elf *elf, size_t name, Elf64_Word type, Elf64_Xword flags,
 }
 
 /*
- * Append a NUL-terminated string to a malloc'd string table; returns its
- * offset, or 0 (the empty name) when out of memory.
- */
-static size_t
-strtab_add(char **tab, size_t *len, size_t *cap, const char *s)
-{
-	size_t		n = strlen(s) + 1;
-	size_t		off = *len;
-
-	if (*len + n > *cap)
-	{
-		size_t		newcap = Max(*cap * 2, *len + n);
-		char	   *p = realloc(*tab, newcap);
-
-		if (p == NULL)
-			return 0;
-		*tab = p;
-		*cap = newcap;
-	}
-	memcpy(*tab + off, s, n);
-	*len += n;
-	return off;
-}
-
-/*
  * Write the ELF image of an object to fd: an ET_EXEC file (so that symbol
  * values are absolute addresses) whose .text has sh_addr at the code's load
  * address and a copy of its bytes, with one global FUNC symbol per
@@ -255,8 +230,7 @@ write_image(int fd, const JitprofObject *object, uint64 lo, uint64 hi)
 	Elf_Scn    *shstrtab;
 	Elf64_Sym  *syms = NULL;
 	char	   *strs = NULL;
-	size_t		strs_len = 0;
-	size_t		strs_cap = 0;
+	size_t		strs_len = 1;
 	char		shstrs[] = "\0.text\0.symtab\0.strtab\0.shstrtab";
 	off_t		written;
 	size_t		result = 0;
@@ -289,9 +263,11 @@ write_image(int fd, const JitprofObject *object, uint64 lo, uint64 hi)
 	ehdr->e_version = EV_CURRENT;
 
 	/* symbol 0 is the null symbol, string 0 the empty string */
+	for (int i = 0; i < object->nfunctions; i++)
+		strs_len += strlen(function_name(&object->functions[i])) + 1;
 	syms = calloc(object->nfunctions + 1, sizeof(Elf64_Sym));
-	if (syms == NULL || strtab_add(&strs, &strs_len, &strs_cap, "") != 0 ||
-		strs == NULL)
+	strs = malloc(strs_len);
+	if (syms == NULL || strs == NULL)
 	{
 		ereport(WARNING,
 				(errmsg("jitprof could not build the gdb image of JIT-compiled code: out of memory")));
@@ -306,13 +282,17 @@ write_image(int fd, const JitprofObject *object, uint64 lo, uint64 hi)
 	if (text == NULL)
 		goto done;
 
+	strs[0] = '\0';
+	strs_len = 1;
 	for (int i = 0; i < object->nfunctions; i++)
 	{
 		const JitprofFunction *fn = &object->functions[i];
+		const char *name = function_name(fn);
 		Elf64_Sym  *sym = &syms[i + 1];
 
-		sym->st_name = strtab_add(&strs, &strs_len, &strs_cap,
-								  function_name(fn));
+		sym->st_name = strs_len;
+		strcpy(strs + strs_len, name);
+		strs_len += strlen(name) + 1;
 		sym->st_info = ELF64_ST_INFO(STB_GLOBAL, STT_FUNC);
 		sym->st_other = STV_DEFAULT;
 		sym->st_shndx = elf_ndxscn(text);
@@ -377,8 +357,12 @@ build_image(const JitprofObject *object)
 		lo = Min(lo, fn->address);
 		hi = Max(hi, fn->address + fn->size);
 	}
-	if (object->nfunctions == 0 || hi <= lo)
+	if (hi <= lo)
+	{
+		ereport(WARNING,
+				(errmsg("jitprof did not register JIT-compiled code with gdb: its functions have no size")));
 		return NULL;
+	}
 	if (hi - lo > MAX_TEXT_SPAN)
 	{
 		ereport(WARNING,
@@ -486,6 +470,9 @@ gdb_object_linked(const JitprofObject *object)
 	instr_time	built;
 	instr_time	end;
 	GdbImage   *image;
+
+	if (object->nfunctions == 0)
+		return;
 
 	INSTR_TIME_SET_CURRENT(start);
 	image = build_image(object);
