@@ -30,31 +30,40 @@
  * gdb reads it whole; a second descriptor defined here might be the one gdb
  * does not look at.
  *
- * Consistency of that shared list.  The only other writers in this process
- * are LLVM's GDBRegistrationListener (attached by llvmjit through
- * LLVMOrcRTDyldObjectLinkingLayerRegisterJITEventListener, which jitprof
- * replaces with a no-op, see linker.cpp) and ORC's JITLoaderGDB (used by
- * DebugObjectManagerPlugin, which neither llvmjit nor jitprof installs).
- * LLVM serializes those with mutexes private to libLLVM that C code cannot
- * take.  It does not have to: a backend has one thread, llvmjit's LLJIT runs
- * its links on the calling thread, and every writer (LLVM's or ours) runs to
- * completion inside one call on that thread, without calling out to the
- * others.  So writers never interleave.  What remains is that the list is
- * shared, and this file is written so that it would stay consistent if
- * LLVM's listener were ever active too: nothing about the list is cached
- * here between calls (the head is read afresh each time, an entry is
- * unlinked through its own neighbours), the protocol is the one LLVM itself
- * follows (insert at the head, set relevant_entry and action_flag, call
- * __jit_debug_register_code), and before unlinking an entry its neighbours
- * are checked to still point at it; if they do not, the entry is left
- * linked (and its memory leaked) with a WARNING rather than corrupt the
- * list.
+ * Consistency of that shared list.  The other code in this process that can
+ * write it is LLVM's: GDBRegistrationListener (which llvmjit attaches through
+ * LLVMOrcRTDyldObjectLinkingLayerRegisterJITEventListener when
+ * jit_debugging_support is on; jitprof replaces that function with a no-op,
+ * see linker.cpp) and ORC's JITLoaderGDB (used by DebugObjectManagerPlugin,
+ * which neither llvmjit nor jitprof installs).  Each takes a mutex private to
+ * libLLVM, which C code cannot take.  Nor does it need to:
  *
- * The ELF image is written by libelf, which only writes to a file
- * descriptor.  It writes into an anonymous memfd (memory only: no directory
- * to create, nothing in /tmp for another user to tamper with, nothing left
- * behind by a crash) and is read back into malloc'd memory that lives as long
- * as the registration.
+ * - A backend has one thread.  llvmjit's LLJIT has no compile threads, so
+ *   every link, and every registry callback, runs on that thread; each
+ *   writer, LLVM's or this file's, completes its whole update inside one
+ *   call, and none calls another.  Updates therefore never interleave.
+ * - Should LLVM's listener ever register objects too, the two still compose:
+ *   nothing about the list is cached here between calls (the head is read
+ *   afresh, an entry is unlinked through its own neighbours), and the steps
+ *   are LLVM's own (insert at the head, set relevant_entry and action_flag,
+ *   call __jit_debug_register_code).
+ * - Before unlinking an entry, its neighbours are checked to still point at
+ *   it.  If they do not, someone broke the protocol: the entry is left
+ *   linked and its memory kept (gdb may still read it), with a WARNING,
+ *   rather than make the list worse.
+ *
+ * Only a second thread writing the list at the same moment could defeat
+ * this, and no code in a backend starts one.
+ *
+ * The image is an ET_EXEC file, so that symbol values are absolute addresses
+ * (in a relocatable file they would be section offsets).  libelf writes only
+ * to a file descriptor: it writes into an anonymous memfd (memory only: no
+ * directory to pick, nothing in /tmp for another user to tamper with,
+ * nothing left behind by a crash), which is read back into malloc'd memory
+ * that lives as long as the registration, and closed.  One memfd per object
+ * costs about 10 us more than keeping one open (about 30 us in all per
+ * object, against milliseconds to compile it), and keeps no descriptor open
+ * behind fd.c's back.
  *
  * Both callbacks run inside LLVM's call stack (see jitprof.h): they only use
  * malloc, and report failures as WARNINGs, never ERRORs.  A failure leaves
