@@ -9,17 +9,14 @@
  * implements.  Those are called from inside LLVM's call stack: they must
  * never throw an ERROR, and they allocate with malloc.
  *
+ * C++ files include this header inside extern "C" { }.
+ *
  *-------------------------------------------------------------------------
  */
 #ifndef JITPROF_LINKER_H
 #define JITPROF_LINKER_H
 
 #include <stdint.h>
-
-#ifdef __cplusplus
-extern "C"
-{
-#endif
 
 /* values of jitprof.linker */
 typedef enum JitprofLinkerKind
@@ -56,7 +53,7 @@ extern bool jitprof_debug_fail_link;
 /* code_arena.cpp: the JIT code address space */
 typedef struct JitprofArenaStats
 {
-	uint64_t	reserved_bytes;	/* address space reserved, live arenas */
+	uint64_t	reserved_bytes; /* address space reserved, live arenas */
 	uint64_t	committed_bytes;	/* pages currently backing live code */
 	uint64_t	allocations_live;
 	uint64_t	allocations_total;
@@ -64,9 +61,5 @@ typedef struct JitprofArenaStats
 } JitprofArenaStats;
 
 extern void jp_arena_stats(JitprofArenaStats *stats);
-
-#ifdef __cplusplus
-}
-#endif
 
 #endif							/* JITPROF_LINKER_H */

@@ -264,8 +264,8 @@ expr_role(ExprState *state)
 
 	/*
 	 * Not (yet) stored in its node: code emitted while the plan was still
-	 * being initialized.  The expression's own flags still tell a qual from
-	 * a projection.
+	 * being initialized.  The expression's own flags still tell a qual from a
+	 * projection.
 	 */
 	if (state->flags & EEO_FLAG_IS_QUAL)
 		return "qual";

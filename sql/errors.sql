@@ -1,0 +1,37 @@
+-- Bad settings, and failures while linking.
+CREATE EXTENSION IF NOT EXISTS jitprof;
+
+-- Bad values are rejected with a message that says what is allowed.
+SET jitprof.linker = 'gold';
+SET jitprof.linker = '';
+SET jitprof.no_such_setting = 1;
+SET jitprof.linker = rtdyld;
+SHOW jitprof.linker;
+RESET jitprof.linker;
+
+-- Only superusers may change what jitprof does.
+CREATE ROLE jitprof_plain;
+SET ROLE jitprof_plain;
+SET jitprof.linker = rtdyld;
+SET jitprof.llvmjit_library = '/tmp/evil';
+SET jitprof.debug_fail_link = on;
+RESET ROLE;
+DROP ROLE jitprof_plain;
+
+-- An injected link failure ends the query with LLVM's message (the
+-- WARNING gives the cause; the ERROR lists the symbols LLVM could not
+-- materialize, in an order that varies, hence the regexp) ...
+SET jitprof.debug_fail_link = on;
+DO $$
+BEGIN
+  PERFORM sum(g) FROM generate_series(1, 100) g WHERE g % 2 = 0;
+  RAISE NOTICE 'the query did not fail';
+EXCEPTION WHEN OTHERS THEN
+  RAISE NOTICE 'query failed: %',
+    regexp_replace(regexp_replace(SQLERRM, '\{.*\}', '{...}'),
+                   'evalexpr_[0-9_]+', 'evalexpr_N', 'g');
+END $$;
+-- ... and the backend keeps working.
+SET jitprof.debug_fail_link = off;
+SELECT sum(g) FROM generate_series(1, 100) g WHERE g % 2 = 0;
+SELECT value::bigint > 0 AS failures_counted FROM jitprof_status WHERE name = 'link_failures';
