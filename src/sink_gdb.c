@@ -288,6 +288,7 @@ write_image(int fd, const JitprofObject *object, uint64 lo, uint64 hi)
 					   SHF_ALLOC | SHF_EXECINSTR,
 					   (void *) (uintptr_t) lo, hi - lo, ELF_T_BYTE,
 					   lo % 16 == 0 ? 16 : 1);
+
 	if (text == NULL)
 		goto done;
 
