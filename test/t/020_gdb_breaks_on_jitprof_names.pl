@@ -187,11 +187,20 @@ for my $c (1 .. 3)
 $psql->query_safe('CLOSE c2');
 is($psql->query_safe(q{SELECT value FROM jitprof_status WHERE name = 'gdb_objects_live'}), '2',
 	'two cursors keep two images registered');
+# (The descriptor's type comes from jitprof.so's debug information.)
 ($gdb, $out) = start_gdb($pid, <<'EOF');
 echo @@ENTRIES\n
 maint info jit
 echo @@FUNCTIONS\n
 info functions _Agg_projection$
+echo @@DESCRIPTOR\n
+info symbol &__jit_debug_descriptor
+info variables ^__jit_debug_descriptor$
+echo @@LINKS\n
+set $first = __jit_debug_descriptor.first_entry
+printf "head_prev_null=%d\n", $first->prev_entry == 0
+printf "second_prev_is_head=%d\n", $first->next_entry->prev_entry == $first
+printf "second_is_last=%d\n", $first->next_entry->next_entry == 0
 echo @@
 detach
 EOF
@@ -202,6 +211,12 @@ my @entries = section($text, 'ENTRIES') =~ /^0x[0-9a-f]+\s+0x[0-9a-f]+\s+\d+\s*$
 is(scalar @entries, 2, 'gdb reads exactly the two live entries from the list');
 my @functions = section($text, 'FUNCTIONS') =~ /_Agg_projection$/mg;
 is(scalar @functions, 2, 'gdb knows one projection function per open cursor');
+like(section($text, 'DESCRIPTOR'), qr/^__jit_debug_descriptor in section \.data of \S*libLLVM-14\.so/m,
+	"the process's one descriptor is libLLVM-14's");
+my @descriptors = section($text, 'DESCRIPTOR') =~ /^0x[0-9a-f]+\s+__jit_debug_descriptor$/mg;
+is(scalar @descriptors, 1, 'no second descriptor is defined');
+like(section($text, 'LINKS'), qr/^head_prev_null=1\nsecond_prev_is_head=1\nsecond_is_last=1$/m,
+	'the list is doubly linked and consistent after freeing its middle entry');
 is($psql->query_safe('FETCH c3'), '', 'cursor still usable after gdb attached and detached');
 $psql->query_safe('COMMIT');
 is($psql->query_safe(q{SELECT value FROM jitprof_status WHERE name = 'gdb_objects_live'}), '0',
