@@ -119,7 +119,7 @@ extern void __jit_debug_register_code(void);
 #elif defined(__aarch64__)
 #define JP_ELF_MACHINE EM_AARCH64
 #else
-#error "jitprof's gdb sink does not know this machine's ELF e_machine"
+#define JP_ELF_MACHINE EM_NONE	/* unknown here: the sink stays silent */
 #endif
 
 /* largest code span of one object that is copied into an image */
@@ -380,6 +380,18 @@ build_image(const JitprofObject *object)
 						hi - lo),
 				 errdetail("Code spanning more than %d bytes is not copied into a gdb image.",
 						   MAX_TEXT_SPAN)));
+		return NULL;
+	}
+
+	if (JP_ELF_MACHINE == EM_NONE)
+	{
+		static bool warned = false;
+
+		if (!warned)
+			ereport(WARNING,
+					(errmsg("jitprof cannot register JIT-compiled code with gdb on this CPU architecture"),
+					 errhint("Turn off jitprof.gdb and jit_debugging_support.")));
+		warned = true;
 		return NULL;
 	}
 
