@@ -28,6 +28,7 @@
 #
 #   bench/gdb_registration.sh              3 rounds
 #   ROUNDS=5 bench/gdb_registration.sh
+#   CONFIGS="jitprof jitprof_gdb" bench/gdb_registration.sh   some configurations
 #
 # Run as root (it builds and installs jitprof like tools/test.sh) or as the
 # postgres user; set JITPROF_PGTREE/JITPROF_PORT as for tools/test.sh.
@@ -142,8 +143,9 @@ EOF
 	snapshot 3 "$1"
 	if [ "$3" = probe ]; then
 		echo "\\! s=\$(date +%s%N); gdb -nx -batch -ex 'set debuginfod enabled off' -p \$JP_BACKEND >/dev/null 2>&1; echo \$(( (\$(date +%s%N) - s) / 1000000 )) > $work/attach_ms"
-		snapshot 3 "$1"
 	fi
+	# COMMIT is timed from here, after the probe
+	snapshot p "$1"
 	echo "COMMIT;"
 	snapshot 4 "$1"
 	if [ "$2" = attach ]; then
@@ -152,19 +154,20 @@ EOF
 	fi
 	cat <<'EOF'
 \o
-SELECT format('%s %s %s %s %s %s %s %s',
+SELECT format('%s %s %s %s %s %s %s %s %s',
   round(1000 * (:t1 - :t0) / 100, 3),
   round(1000 * (:t3 - :t2) / 100, 3),
-  round(1000 * (:t4 - :t3) / 1100, 3),
+  round(1000 * (:t4 - :tp) / 1100, 3),
   round((:b1 - :b0)::numeric / greatest(:n1 - :n0, 1), 1),
   round((:r1 - :r0)::numeric / greatest(:n1 - :n0, 1), 1),
   round((:r3 - :r2)::numeric / greatest(:n3 - :n2, 1), 1),
-  round((:u4 - :u3)::numeric / 1100, 1),
-  :n4 - :n0);
+  round((:u4 - :up)::numeric / 1100, 1),
+  :n4 - :n0,
+  round((:b3 - :b2)::numeric / greatest(:n3 - :n2, 1), 1));
 EOF
 }
 
-configs=(jitprof jitprof_gdb jitprof_gdb_att llvmjit llvmjit_dbg llvmjit_dbg_att)
+configs=(${CONFIGS:-jitprof jitprof_gdb jitprof_gdb_att llvmjit llvmjit_dbg llvmjit_dbg_att})
 declare -A port opts kind attach probe results
 for c in "${configs[@]}"; do
 	case $c in
@@ -189,7 +192,8 @@ for c in "${configs[@]}"; do
 done
 chown -R "$PG_OS_USER" "$work"
 
-# one line of figures: first100 at1000 commit build register0 register1000 unregister registered
+# one line of figures: first100 at1000 commit build0 register0 register1000
+# unregister registered build1000
 run_one() {
 	as_pg_user env PGOPTIONS="${opts[$1]}" "$PG_BINDIR"/psql -X -q -At -h "$work" \
 		-p "${port[$1]}" -d postgres -f "$work/$1.sql"
@@ -217,20 +221,31 @@ for c in "${configs[@]}"; do
 	printf '%-18s %12.3f %12.3f %12.3f\n' "$c" "$(col "$c" 1)" "$(col "$c" 2)" "$(col "$c" 3)"
 done
 
-echo
-echo "jitprof's gdb sink alone, per object, median (us): from jitprof_status timers"
-printf '%-18s %10s %14s %14s %12s %10s\n' configuration build register@0 register@1000 unregister objects
-for c in jitprof_gdb jitprof_gdb_att; do
-	printf '%-18s %10.1f %14.1f %14.1f %12.1f %10s\n' "$c" "$(col "$c" 4)" "$(col "$c" 5)" \
-		"$(col "$c" 6)" "$(col "$c" 7)" "$(col "$c" 8)"
-done
-echo "gdb attach + detach with 1,100 objects registered: $(echo "${results[attach_ms]}" | median) ms"
+have() { [ -n "${results[$1]:-}" ]; }
 
 echo
-ratio() { awk -v a="$1" -v b="$2" 'BEGIN {printf "%.2f", a / b}'; }
+echo "jitprof's gdb sink alone, per object, median (us): from jitprof_status timers"
+printf '%-18s %9s %11s %12s %14s %11s %8s\n' configuration build@0 build@1000 register@0 register@1000 unregister objects
+for c in jitprof_gdb jitprof_gdb_att; do
+	have "$c" || continue
+	printf '%-18s %9.1f %11.1f %12.1f %14.1f %11.1f %8s\n' "$c" "$(col "$c" 4)" "$(col "$c" 9)" \
+		"$(col "$c" 5)" "$(col "$c" 6)" "$(col "$c" 7)" "$(col "$c" 8)"
+done
+if have attach_ms; then
+	echo "gdb attach + detach with 1,100 objects registered: $(echo "${results[attach_ms]}" | median) ms"
+fi
+
+echo
+ratio() {
+	if have "$1" && have "$2"; then
+		awk -v a="$(col "$1" "$3")" -v b="$(col "$2" "$3")" 'BEGIN {printf "%.2f", a / b}'
+	else
+		echo "n/a"
+	fi
+}
 for p in "first100 1" "at1000 2" "commit 3"; do
 	set -- $p
-	echo "$1: jitprof_gdb_att / llvmjit_dbg_att = $(ratio "$(col jitprof_gdb_att "$2")" "$(col llvmjit_dbg_att "$2")")," \
-		"jitprof_gdb / jitprof = $(ratio "$(col jitprof_gdb "$2")" "$(col jitprof "$2")")," \
-		"jitprof / llvmjit = $(ratio "$(col jitprof "$2")" "$(col llvmjit "$2")")"
+	echo "$1: jitprof_gdb_att / llvmjit_dbg_att = $(ratio jitprof_gdb_att llvmjit_dbg_att "$2")," \
+		"jitprof_gdb / jitprof = $(ratio jitprof_gdb jitprof "$2")," \
+		"jitprof / llvmjit = $(ratio jitprof llvmjit "$2")"
 done
