@@ -14,6 +14,16 @@ use JitprofTest;
 my $query = 'SELECT sum(g) FILTER (WHERE g % 3 = 0) FROM generate_series(1, 10000) g';
 my $result = '16668333';
 
+# gdb runs as the cluster's OS user and attaches to a backend it did not
+# start: Yama's ptrace_scope must allow that.
+if (open my $yama, '<', '/proc/sys/kernel/yama/ptrace_scope')
+{
+	my $scope = <$yama>;
+	chomp $scope;
+	diag("kernel.yama.ptrace_scope is $scope: gdb cannot attach to backends; set it to 0")
+	  if $scope ne '0';
+}
+
 my $node = jitprof_node('gdb');
 my $tmp = PostgreSQL::Test::Utils::tempdir;
 
@@ -122,7 +132,7 @@ detach
 echo \@\@END\\n
 EOF
 
-my $text = wait_gdb_output($out, qr/^\@\@READY$/m);
+my $text = wait_gdb_output($out, qr/^\@\@READY$|ptrace: |Could not attach/m);
 like($text, qr/Breakpoint 1 \('\Q$symbol\E'\) pending/, 'breakpoint on the jitprof name is pending while no code has it');
 
 # The query runs while gdb is attached; gdb stops it twice and detaches.
