@@ -97,7 +97,11 @@ my $symbol = $psql->query_safe(
 	q{SELECT DISTINCT symbol FROM jitprof_functions
 	  WHERE node_type = 'Agg' AND role = 'transition'});
 like($symbol, qr/^q-?\d+#\d+_Agg_transition$/, "jitprof name of the aggregate's transition: $symbol");
-is(status_value($node, 'gdb_failures'), '0', 'no gdb image failures');
+is($psql->query_safe(
+		q{SELECT string_agg(name || '=' || (value::bigint > 0)::text, ',' ORDER BY name)
+		  FROM jitprof_status WHERE name IN ('gdb_objects_registered', 'gdb_failures')}),
+	'gdb_failures=false,gdb_objects_registered=true',
+	'the session registered images with gdb, without failures');
 
 # Break on that name (pending until the query's code is registered), show
 # the stack when it is hit, then stop again once the query is over and its
