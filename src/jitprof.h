@@ -82,6 +82,19 @@ extern void jp_perf_map_init(void);
 extern void jp_jitdump_init(void);
 extern void jp_gdb_init(void);
 
+/* sink_gdb.c: what the gdb sink did, reported by jitprof_status */
+typedef struct JitprofGdbCounters
+{
+	uint64		objects_registered;
+	uint64		objects_live;
+	uint64		failures;
+	uint64		build_us;		/* making ELF images */
+	uint64		register_us;	/* linking them in and telling the debugger */
+	uint64		unregister_us;
+} JitprofGdbCounters;
+
+extern JitprofGdbCounters jp_gdb_counters;
+
 /* sampler.c, store.c: the hotspot sampler and its shared-memory store */
 extern void jp_sampler_init(void);
 extern void jp_store_init(void);

@@ -69,6 +69,14 @@ jitprof_status_1_0(PG_FUNCTION_ARGS)
 	put_status_u64(rsinfo, "code_pages_bytes", arena.committed_bytes);
 	put_status_u64(rsinfo, "address_space_reserved_bytes",
 				   arena.reserved_bytes);
+	put_status_u64(rsinfo, "gdb_objects_registered",
+				   jp_gdb_counters.objects_registered);
+	put_status_u64(rsinfo, "gdb_objects_live", jp_gdb_counters.objects_live);
+	put_status_u64(rsinfo, "gdb_failures", jp_gdb_counters.failures);
+	put_status_u64(rsinfo, "gdb_build_us", jp_gdb_counters.build_us);
+	put_status_u64(rsinfo, "gdb_register_us", jp_gdb_counters.register_us);
+	put_status_u64(rsinfo, "gdb_unregister_us",
+				   jp_gdb_counters.unregister_us);
 
 	return (Datum) 0;
 }
