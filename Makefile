@@ -25,7 +25,7 @@ PGFILEDESC = "jitprof - JITLink-based JIT provider with per-query profiling"
 # The regression tests need jitprof preloaded and selected as jit_provider,
 # which an already running server (installcheck) cannot be assumed to have;
 # tools/test.sh runs them against a throwaway cluster instead.
-REGRESS = status functions errors
+REGRESS = status names functions errors
 REGRESS_OPTS = --temp-config=$(srcdir)/test/jitprof.conf
 NO_INSTALLCHECK = 1
 

@@ -1,5 +1,7 @@
 -- Bad settings, and failures while linking.
+SET client_min_messages = warning;
 CREATE EXTENSION IF NOT EXISTS jitprof;
+RESET client_min_messages;
 
 -- Bad values are rejected with a message that says what is allowed.
 SET jitprof.linker = 'gold';
@@ -18,18 +20,22 @@ SET jitprof.debug_fail_link = on;
 RESET ROLE;
 DROP ROLE jitprof_plain;
 
--- An injected link failure ends the query with LLVM's message (the
--- WARNING gives the cause; the ERROR lists the symbols LLVM could not
+-- An injected link failure ends the query with an ERROR whose context is
+-- LLVM's message (the ERROR itself lists the symbols LLVM could not
 -- materialize, in an order that varies, hence the regexp) ...
 SET jitprof.debug_fail_link = on;
 DO $$
+DECLARE
+  context text;
 BEGIN
   PERFORM sum(g) FROM generate_series(1, 100) g WHERE g % 2 = 0;
   RAISE NOTICE 'the query did not fail';
 EXCEPTION WHEN OTHERS THEN
+  GET STACKED DIAGNOSTICS context = PG_EXCEPTION_CONTEXT;
   RAISE NOTICE 'query failed: %',
     regexp_replace(regexp_replace(SQLERRM, '\{.*\}', '{...}'),
                    'evalexpr_[0-9_]+', 'evalexpr_N', 'g');
+  RAISE NOTICE 'context: %', split_part(context, E'\n', 1);
 END $$;
 -- ... and the backend keeps working.
 SET jitprof.debug_fail_link = off;

@@ -1,5 +1,7 @@
 -- jitprof_functions: what this backend linked, under which names.
+SET client_min_messages = warning;
 CREATE EXTENSION IF NOT EXISTS jitprof;
+RESET client_min_messages;
 
 CREATE TABLE fn_t AS
   SELECT g AS id, g % 10 AS grp, md5(g::text) AS txt

@@ -1,5 +1,7 @@
 -- Names of JIT-compiled functions: q<queryid>#<plan_node_id>_<NodeType>_<role>[_<n>]
+SET client_min_messages = warning;
 CREATE EXTENSION IF NOT EXISTS jitprof;
+RESET client_min_messages;
 
 CREATE TABLE names_t AS
   SELECT g AS id, g % 7 AS grp, (g * 1.5)::numeric AS val

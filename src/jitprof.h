@@ -128,5 +128,7 @@ typedef struct JitprofCounters
 } JitprofCounters;
 
 extern JitprofCounters jp_counters;
+extern char jp_last_link_error[1024];
+extern uint64 jp_link_errors_reported;
 
 #endif							/* JITPROF_H */

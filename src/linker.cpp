@@ -30,6 +30,7 @@ extern "C"
 
 #include "code_arena.h"
 
+#include "llvm-c/Error.h"
 #include "llvm-c/OrcEE.h"
 #include "llvm/Config/llvm-config.h"
 #include "llvm/ExecutionEngine/JITEventListener.h"
@@ -285,6 +286,44 @@ LLVMOrcRTDyldObjectLinkingLayerRegisterJITEventListener(
     if (Register)
       Register(RTDyldObjLinkingLayer, Listener);
   }
+}
+
+// llvmjit installs its error reporter on each LLJIT's execution session
+// here.  JITLink reports why a link failed only to that reporter; the failed
+// lookup that then ends the query carries just "Failed to materialize".  So
+// jitprof's reporter first records the message for the registry, which adds
+// it to the query's ERROR, then passes it on to llvmjit's reporter.
+namespace {
+struct ReporterChain {
+  LLVMOrcErrorReporterFunction Report;
+  void *Ctx;
+};
+
+void recordAndReport(void *Ctx, LLVMErrorRef Err) {
+  auto *Chain = static_cast<ReporterChain *>(Ctx);
+  char *Msg = LLVMGetErrorMessage(Err);
+  // after llvmjit's WARNING, so that only the ERROR gets the context
+  Chain->Report(Chain->Ctx, LLVMCreateStringError(Msg));
+  jp_registry_link_error(Msg);
+  LLVMDisposeErrorMessage(Msg);
+}
+} // end anonymous namespace
+
+__attribute__((visibility("default"))) void
+LLVMOrcExecutionSessionSetErrorReporter(LLVMOrcExecutionSessionRef ES,
+                                        LLVMOrcErrorReporterFunction ReportError,
+                                        void *Ctx) {
+  using SetReporterFn = void (*)(LLVMOrcExecutionSessionRef,
+                                 LLVMOrcErrorReporterFunction, void *);
+  static auto Set = reinterpret_cast<SetReporterFn>(
+      originalSymbol("LLVMOrcExecutionSessionSetErrorReporter"));
+  if (!Set)
+    return;
+  if (!jitprof_provider_active || !ReportError)
+    return Set(ES, ReportError, Ctx);
+  // One per execution session, alive as long as the process.
+  auto *Chain = new ReporterChain{ReportError, Ctx};
+  Set(ES, recordAndReport, Chain);
 }
 
 } // extern "C"

@@ -40,6 +40,7 @@ extern void jp_registry_object_linked(uint64_t key,
 									  int nfunctions);
 extern void jp_registry_object_freed(uint64_t key);
 extern void jp_registry_link_failed(void);
+extern void jp_registry_link_error(const char *message);
 
 /* linker.cpp: read by the C side */
 extern JitprofLinkerKind jp_linker_in_use;

@@ -144,6 +144,15 @@ in_exprstate_array(ExprState *state, ExprState **array, int n)
 	return false;
 }
 
+static bool
+is_runtime_key(ExprState *state, IndexRuntimeKeyInfo *keys, int nkeys)
+{
+	for (int i = 0; i < nkeys; i++)
+		if (keys[i].key_expr == state)
+			return true;
+	return false;
+}
+
 /*
  * The role an expression plays in its plan node: which field of the node's
  * state it was compiled for.  "expr" when it is none of those we know.
@@ -171,6 +180,10 @@ expr_role(ExprState *state)
 			if (IsA(ps, HashJoinState) &&
 				list_member_ptr(((HashJoinState *) ps)->hj_OuterHashKeys, state))
 				return "outer_hashkeys";
+			/* merge clauses live in a struct private to nodeMergejoin.c */
+			if (IsA(ps, MergeJoinState) &&
+				!(state->flags & EEO_FLAG_IS_QUAL) && state->resultslot == NULL)
+				return "merge_key";
 			break;
 		case T_HashState:
 			if (list_member_ptr(((HashState *) ps)->hashkeys, state))
@@ -220,6 +233,7 @@ expr_role(ExprState *state)
 		case T_WindowAggState:
 			{
 				WindowAggState *ws = (WindowAggState *) ps;
+				ListCell   *lc;
 
 				if (ws->partEqfunction == state)
 					return "partition_equal";
@@ -229,6 +243,15 @@ expr_role(ExprState *state)
 					return "runcondition";
 				if (ws->startOffset == state || ws->endOffset == state)
 					return "frame_offset";
+				foreach(lc, ws->funcs)
+				{
+					WindowFuncExprState *wfs = lfirst(lc);
+
+					if (list_member_ptr(wfs->args, state))
+						return "window_args";
+					if (wfs->aggfilter == state)
+						return "window_filter";
+				}
 			}
 			break;
 		case T_ResultState:
@@ -236,20 +259,60 @@ expr_role(ExprState *state)
 				return "constqual";
 			break;
 		case T_IndexScanState:
-			if (((IndexScanState *) ps)->indexqualorig == state)
-				return "recheck";
+			{
+				IndexScanState *is = (IndexScanState *) ps;
+
+				if (is->indexqualorig == state)
+					return "recheck";
+				if (list_member_ptr(is->indexorderbyorig, state))
+					return "orderby";
+				if (is_runtime_key(state, is->iss_RuntimeKeys,
+								   is->iss_NumRuntimeKeys))
+					return "runtime_key";
+			}
 			break;
 		case T_IndexOnlyScanState:
-			if (((IndexOnlyScanState *) ps)->recheckqual == state)
-				return "recheck";
+			{
+				IndexOnlyScanState *ios = (IndexOnlyScanState *) ps;
+
+				if (ios->recheckqual == state)
+					return "recheck";
+				if (is_runtime_key(state, ios->ioss_RuntimeKeys,
+								   ios->ioss_NumRuntimeKeys))
+					return "runtime_key";
+			}
+			break;
+		case T_BitmapIndexScanState:
+			{
+				BitmapIndexScanState *bis = (BitmapIndexScanState *) ps;
+
+				if (is_runtime_key(state, bis->biss_RuntimeKeys,
+								   bis->biss_NumRuntimeKeys))
+					return "runtime_key";
+			}
 			break;
 		case T_BitmapHeapScanState:
 			if (((BitmapHeapScanState *) ps)->bitmapqualorig == state)
 				return "recheck";
 			break;
 		case T_MemoizeState:
-			if (((MemoizeState *) ps)->cache_eq_expr == state)
-				return "cache_equal";
+			{
+				MemoizeState *ms = (MemoizeState *) ps;
+
+				if (ms->cache_eq_expr == state)
+					return "cache_equal";
+				if (in_exprstate_array(state, ms->param_exprs, ms->nkeys))
+					return "cache_key";
+			}
+			break;
+
+			/*
+			 * Nodes whose remaining expressions are of one kind, kept in
+			 * structs private to their executor file.
+			 */
+		case T_FunctionScanState:
+			if (!(state->flags & EEO_FLAG_IS_QUAL) && state->resultslot == NULL)
+				return "function_args";
 			break;
 		case T_LimitState:
 			if (((LimitState *) ps)->limitOffset == state ||

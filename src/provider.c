@@ -144,6 +144,62 @@ keep_frame_pointer(LLVMValueRef fn)
 	LLVMAddAttributeAtIndex(fn, LLVMAttributeFunctionIndex, attr);
 }
 
+/*
+ * llvmjit emits a query's code on the first evaluation of one of its
+ * expressions, so that is where a link fails.  LLVM reports the cause only
+ * to llvmjit's error reporter (a WARNING); the ERROR that ends the query says
+ * "failed to materialize".  Evaluating each expression the first time
+ * through first_evaluation() adds the cause to that ERROR as its context.
+ */
+typedef struct FirstEvaluation
+{
+	ExprStateEvalFunc evalfunc;
+	void	   *evalfunc_private;
+}			FirstEvaluation;
+
+static void
+link_failure_context(void *arg)
+{
+	uint64		errors_before = *(uint64 *) arg;
+
+	if (jp_link_errors_reported > errors_before)
+		errcontext("JIT code could not be linked: %s", jp_last_link_error);
+}
+
+static Datum
+first_evaluation(ExprState *state, ExprContext *econtext, bool *isNull)
+{
+	FirstEvaluation *first = (FirstEvaluation *) state->evalfunc_private;
+	uint64		errors_before = jp_link_errors_reported;
+	ErrorContextCallback errcallback;
+	Datum		result;
+
+	/* from now on llvmjit's own entry point, which installs the code */
+	state->evalfunc = first->evalfunc;
+	state->evalfunc_private = first->evalfunc_private;
+
+	errcallback.callback = link_failure_context;
+	errcallback.arg = &errors_before;
+	errcallback.previous = error_context_stack;
+	error_context_stack = &errcallback;
+
+	result = state->evalfunc(state, econtext, isNull);
+
+	error_context_stack = errcallback.previous;
+	return result;
+}
+
+static void
+watch_first_evaluation(ExprState *state)
+{
+	FirstEvaluation *first = palloc(sizeof(FirstEvaluation));
+
+	first->evalfunc = state->evalfunc;
+	first->evalfunc_private = state->evalfunc_private;
+	state->evalfunc = first_evaluation;
+	state->evalfunc_private = first;
+}
+
 static bool
 jp_compile_expr(ExprState *state)
 {
@@ -160,6 +216,8 @@ jp_compile_expr(ExprState *state)
 
 	if (!llvmjit_callbacks.compile_expr(state))
 		return false;
+
+	watch_first_evaluation(state);
 
 	context = (LLVMJitContext *) estate->es_jit;
 	if (context == NULL || context->module == NULL)

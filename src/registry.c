@@ -24,6 +24,8 @@
 #define RECENT_FUNCTIONS	1024
 
 JitprofCounters jp_counters;
+char		jp_last_link_error[1024];
+uint64		jp_link_errors_reported = 0;
 
 static const JitprofSink *sinks[MAX_SINKS];
 static int	nsinks = 0;
@@ -193,4 +195,12 @@ void
 jp_registry_link_failed(void)
 {
 	jp_counters.link_failures++;
+}
+
+/* Remember why the latest link failed, for the query's ERROR. */
+void
+jp_registry_link_error(const char *message)
+{
+	strlcpy(jp_last_link_error, message, sizeof(jp_last_link_error));
+	jp_link_errors_reported++;
 }

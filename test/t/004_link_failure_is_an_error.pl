@@ -1,7 +1,9 @@
 # A JITLink failure (injected with jitprof.debug_fail_link, a link pass that
 # returns an LLVM error) ends the query with an ERROR; LLVM's message reaches
 # the client (llvmjit reports the link error as a WARNING, then fails the
-# symbol lookup with an ERROR naming the functions); the backend keeps working, answers correctly once the failure is
+# symbol lookup with an ERROR naming the functions, and jitprof gives that
+# ERROR LLVM's message as its CONTEXT); the backend keeps working, answers
+# correctly once the failure is
 # gone, counts the failures, and repeated failures leak neither code pages,
 # mappings nor memory.
 use strict;
@@ -39,6 +41,8 @@ like($stderr, qr/WARNING:  error during JITing: link failure injected by jitprof
 	"LLVM's link error reaches the client");
 like($stderr, qr/ERROR:  failed to look up symbol "evalexpr_\d+_\d+": Failed to materialize symbols/,
 	'the query fails with an ERROR from the failed lookup');
+like($stderr, qr/ERROR:  failed to look up symbol.*\nCONTEXT:  JIT code could not be linked: link failure injected by jitprof\.debug_fail_link in graph/,
+	"the ERROR's context carries LLVM's message");
 unlike($stderr, qr/server closed the connection|terminated abnormally/, 'the backend did not die');
 my ($pid) = $stdout =~ /^pid\|(\d+)$/m;
 my ($pid2) = $stdout =~ /^still\|(\d+)$/m;
