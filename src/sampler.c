@@ -3,8 +3,8 @@
  * sampler.c
  *	  Per-backend CPU-time sampler that attributes samples to JIT functions.
  *
- * While a top-level query runs (ExecutorRun and ExecutorFinish at nesting
- * level 0), a POSIX CPU-time timer (CLOCK_PROCESS_CPUTIME_ID) sends SIGPROF
+ * While a top-level query runs (ExecutorStart, ExecutorRun and
+ * ExecutorFinish at nesting level 0), a POSIX CPU-time timer (CLOCK_PROCESS_CPUTIME_ID) sends SIGPROF
  * to the backend's thread jitprof.sample_rate times per CPU second.
  * PostgreSQL itself does not use SIGPROF in backends.  The kernel checks CPU
  * timers at its scheduler tick, so at rates above the tick rate some
@@ -539,14 +539,29 @@ flush_samples(QueryDesc *queryDesc)
 static void
 sampler_ExecutorStart(QueryDesc *queryDesc, int eflags)
 {
+	bool		started;
+
 	/* a new top-level query: forget samples of one that failed */
 	if (nesting_level == 0)
 		query_samples = 0;
 
-	if (prev_ExecutorStart)
-		prev_ExecutorStart(queryDesc, eflags);
-	else
-		standard_ExecutorStart(queryDesc, eflags);
+	/* plan initialisation generates the JIT code: that is the query's too */
+	started = start_sampling();
+	nesting_level++;
+	PG_TRY();
+	{
+		if (prev_ExecutorStart)
+			prev_ExecutorStart(queryDesc, eflags);
+		else
+			standard_ExecutorStart(queryDesc, eflags);
+	}
+	PG_FINALLY();
+	{
+		nesting_level--;
+		if (started)
+			stop_sampling();
+	}
+	PG_END_TRY();
 }
 
 static void
