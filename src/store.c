@@ -284,6 +284,19 @@ store_shmem_startup(void)
 void
 jp_store_init(void)
 {
+	DefineCustomBoolVariable("jitprof.save",
+							 "Saves hotspot statistics across server shutdowns.",
+							 NULL,
+							 &jitprof_save,
+							 true,
+							 PGC_SIGHUP,
+							 0,
+							 NULL, NULL, NULL);
+
+	/* a PGC_POSTMASTER setting can only be defined at server start */
+	if (!process_shared_preload_libraries_in_progress)
+		return;
+
 	DefineCustomIntVariable("jitprof.max_hotspots",
 							"Maximum number of entries in the shared hotspot store.",
 							"When the store is full, the 5% of entries with the fewest samples are evicted.",
@@ -294,18 +307,6 @@ jp_store_init(void)
 							PGC_POSTMASTER,
 							0,
 							NULL, NULL, NULL);
-
-	DefineCustomBoolVariable("jitprof.save",
-							 "Saves hotspot statistics across server shutdowns.",
-							 NULL,
-							 &jitprof_save,
-							 true,
-							 PGC_SIGHUP,
-							 0,
-							 NULL, NULL, NULL);
-
-	if (!process_shared_preload_libraries_in_progress)
-		return;
 
 	prev_shmem_request_hook = shmem_request_hook;
 	shmem_request_hook = store_shmem_request;
