@@ -1,0 +1,141 @@
+#!/bin/bash
+# Throughput cost of jitprof's hotspot sampler on a TPC-H-style workload.
+#
+# One run measures, side by side and interleaved round by round so that
+# machine noise hits every configuration alike:
+#   stock     PostgreSQL's own llvmjit (jit_provider = llvmjit, no preload)
+#   off       jitprof preloaded, jitprof.sample_rate = 0
+#   default   jitprof.sample_rate = 99
+#   1khz      jitprof.sample_rate = 1000
+# and prints each one's throughput as a ratio of "off" (targets: default
+# >= 99%, 1 kHz >= 98%) and of stock.
+#
+# The workload is TPC-H Q1 (pricing summary: grouped aggregates over numeric
+# expressions) and Q6 (revenue forecast: a selective scan), on a generated
+# lineitem table, with JIT forced on.
+#
+#   bench/sampler.sh [ROUNDS] [SECONDS_PER_MEASUREMENT] [ROWS]
+# Run as root (it builds and installs like tools/test.sh; JITPROF_PGTREE and
+# JITPROF_PORT are honoured) or as the postgres user.
+set -euo pipefail
+
+rounds=${1:-3}
+seconds=${2:-15}
+rows=${3:-600000}
+
+here=$(cd "$(dirname "$0")" && pwd)
+. "$here"/../tools/common.sh
+build_and_install >/dev/null
+
+work=$(make_workdir bench)
+data=$work/data
+port=$PG_PORT
+trap 'as_pg_user "$PG_BINDIR"/pg_ctl -D "$data" -m immediate stop >/dev/null 2>&1 || true; rm -rf "$work"' EXIT
+
+as_pg_user "$PG_BINDIR"/initdb -D "$data" >/dev/null 2>&1
+cat >>"$data"/postgresql.conf <<CONF
+port = $port
+listen_addresses = ''
+unix_socket_directories = '$work'
+shared_buffers = 256MB
+max_parallel_workers_per_gather = 0
+jit = on
+jit_above_cost = 0
+jit_inline_above_cost = 0
+jit_optimize_above_cost = 0
+compute_query_id = on
+CONF
+
+start() {
+	as_pg_user "$PG_BINDIR"/pg_ctl -D "$data" -l "$work"/log -w -o "$1" start >/dev/null
+}
+stop() {
+	as_pg_user "$PG_BINDIR"/pg_ctl -D "$data" -w stop >/dev/null
+}
+psql_() {
+	as_pg_user "$PG_BINDIR"/psql -X -q -h "$work" -p "$port" -d postgres "$@"
+}
+
+jitprof_opts="-c shared_preload_libraries=jitprof -c jit_provider=jitprof"
+stock_opts="-c jit_provider=llvmjit"
+
+start "$jitprof_opts"
+psql_ -c "CREATE EXTENSION jitprof" -c "
+CREATE TABLE lineitem AS
+SELECT (g / 4)::int AS l_orderkey,
+       (1 + g % 50)::numeric(15,2) AS l_quantity,
+       (900 + (g * 7919) % 100000 / 100.0)::numeric(15,2) AS l_extendedprice,
+       ((g % 11) / 100.0)::numeric(15,2) AS l_discount,
+       ((g % 9) / 100.0)::numeric(15,2) AS l_tax,
+       (ARRAY['A','N','R'])[1 + g % 3]::char(1) AS l_returnflag,
+       (ARRAY['F','O'])[1 + g % 2]::char(1) AS l_linestatus,
+       date '1992-01-02' + (g % 2500) AS l_shipdate
+FROM generate_series(1, $rows) g" -c "VACUUM ANALYZE lineitem"
+stop
+
+cat >"$work"/tpch.sql <<'SQL'
+SELECT l_returnflag, l_linestatus, sum(l_quantity) AS sum_qty,
+       sum(l_extendedprice) AS sum_base_price,
+       sum(l_extendedprice * (1 - l_discount)) AS sum_disc_price,
+       sum(l_extendedprice * (1 - l_discount) * (1 + l_tax)) AS sum_charge,
+       avg(l_quantity) AS avg_qty, avg(l_extendedprice) AS avg_price,
+       avg(l_discount) AS avg_disc, count(*) AS count_order
+FROM lineitem
+WHERE l_shipdate <= date '1998-12-01' - interval '90 day'
+GROUP BY l_returnflag, l_linestatus
+ORDER BY l_returnflag, l_linestatus;
+SELECT sum(l_extendedprice * l_discount) AS revenue
+FROM lineitem
+WHERE l_shipdate >= date '1994-01-01'
+  AND l_shipdate < date '1994-01-01' + interval '1 year'
+  AND l_discount BETWEEN 0.06 - 0.01 AND 0.06 + 0.01
+  AND l_quantity < 24;
+SQL
+chown "$PG_OS_USER" "$work"/tpch.sql
+
+# tps of one pgbench measurement with extra session options
+measure() {
+	PGOPTIONS="$1" as_pg_user env PGOPTIONS="$1" "$PG_BINDIR"/pgbench -n -h "$work" -p "$port" \
+		-f "$work"/tpch.sql -c 1 -T "$seconds" postgres 2>/dev/null |
+		sed -n 's/^tps = \([0-9.]*\) .*/\1/p'
+}
+
+declare -A sum
+configs=(stock off default 1khz)
+for c in "${configs[@]}"; do sum[$c]=0; done
+
+echo "jitprof sampler benchmark: $rounds rounds x ${seconds}s per configuration, lineitem $rows rows"
+printf '%-6s %10s %10s %10s %10s\n' round "${configs[@]}"
+for r in $(seq 1 "$rounds"); do
+	declare -A tps
+	start "$stock_opts"
+	measure "" >/dev/null		# warm up caches
+	tps[stock]=$(measure "")
+	stop
+	start "$jitprof_opts"
+	measure "" >/dev/null
+	psql_ -c "SELECT jitprof_reset()" >/dev/null
+	tps[off]=$(measure "-c jitprof.sample_rate=0")
+	tps[default]=$(measure "-c jitprof.sample_rate=99")
+	tps[1khz]=$(measure "-c jitprof.sample_rate=1000")
+	if [ "$r" = "$rounds" ]; then
+		psql_ -c "SELECT sample_rate, samples_taken, jit_self_samples, jit_total_samples, samples_dropped FROM jitprof_sampler" \
+			-c "SELECT node_type, plan_node_id, role, round(self_pct::numeric, 1) AS self_pct, round(total_pct::numeric, 1) AS total_pct FROM jitprof_hotspots ORDER BY self_samples DESC LIMIT 5" > "$work"/hotspots.txt
+	fi
+	stop
+	printf '%-6s %10s %10s %10s %10s\n' "$r" "${tps[stock]}" "${tps[off]}" "${tps[default]}" "${tps[1khz]}"
+	for c in "${configs[@]}"; do
+		sum[$c]=$(awk -v a="${sum[$c]}" -v b="${tps[$c]}" 'BEGIN { print a + b }')
+	done
+done
+
+ratio() { awk -v a="${sum[$1]}" -v b="${sum[$2]}" 'BEGIN { printf "%.1f%%", 100 * a / b }'; }
+mean() { awk -v a="${sum[$1]}" -v n="$rounds" 'BEGIN { printf "%.3f", a / n }'; }
+echo
+echo "mean tps: stock $(mean stock)  off $(mean off)  default $(mean default)  1khz $(mean 1khz)"
+echo "sampler at 99 Hz:  $(ratio default off) of sampler off (target >= 99%), $(ratio default stock) of stock llvmjit"
+echo "sampler at 1 kHz:  $(ratio 1khz off) of sampler off (target >= 98%), $(ratio 1khz stock) of stock llvmjit"
+echo "sampler off:       $(ratio off stock) of stock llvmjit"
+echo
+echo "what the sampler saw (last round):"
+cat "$work"/hotspots.txt
