@@ -53,7 +53,7 @@ stop() {
 	as_pg_user "$PG_BINDIR"/pg_ctl -D "$data" -w stop >/dev/null
 }
 psql_() {
-	as_pg_user "$PG_BINDIR"/psql -X -q -h "$work" -p "$port" -d postgres "$@"
+	as_pg_user "$PG_BINDIR"/psql -X -q -v ON_ERROR_STOP=1 -h "$work" -p "$port" -d postgres "$@"
 }
 
 jitprof_opts="-c shared_preload_libraries=jitprof -c jit_provider=jitprof"
@@ -64,7 +64,7 @@ psql_ -c "CREATE EXTENSION jitprof" -c "
 CREATE TABLE lineitem AS
 SELECT (g / 4)::int AS l_orderkey,
        (1 + g % 50)::numeric(15,2) AS l_quantity,
-       (900 + (g * 7919) % 100000 / 100.0)::numeric(15,2) AS l_extendedprice,
+       (900 + (g::bigint * 7919) % 100000 / 100.0)::numeric(15,2) AS l_extendedprice,
        ((g % 11) / 100.0)::numeric(15,2) AS l_discount,
        ((g % 9) / 100.0)::numeric(15,2) AS l_tax,
        (ARRAY['A','N','R'])[1 + g % 3]::char(1) AS l_returnflag,
