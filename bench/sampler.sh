@@ -8,20 +8,22 @@
 #   default   jitprof.sample_rate = 99
 #   1khz      jitprof.sample_rate = 1000
 # and prints each one's throughput as a ratio of "off" (targets: default
-# >= 99%, 1 kHz >= 98%) and of stock.
+# >= 99%, 1 kHz >= 98%) and of stock.  Throughput is workload executions per
+# second of the backend's own CPU time, which other processes on a shared
+# machine do not disturb much; wall-clock throughput is printed too.
 #
 # The workload is TPC-H Q1 (pricing summary: grouped aggregates over numeric
 # expressions) and Q6 (revenue forecast: a selective scan), on a generated
 # lineitem table, with JIT forced on.
 #
-#   bench/sampler.sh [ROUNDS] [SECONDS_PER_MEASUREMENT] [ROWS]
+#   bench/sampler.sh [ROUNDS] [REPETITIONS_PER_MEASUREMENT] [ROWS]
 # Run as root (it builds and installs like tools/test.sh; JITPROF_PGTREE and
 # JITPROF_PORT are honoured) or as the postgres user.
 set -euo pipefail
 
-rounds=${1:-3}
-seconds=${2:-15}
-rows=${3:-600000}
+rounds=${1:-5}
+reps=${2:-8}
+rows=${3:-300000}
 
 here=$(cd "$(dirname "$0")" && pwd)
 . "$here"/../tools/common.sh
@@ -93,49 +95,67 @@ WHERE l_shipdate >= date '1994-01-01'
 SQL
 chown "$PG_OS_USER" "$work"/tpch.sql
 
-# tps of one pgbench measurement with extra session options
+# One measurement: $reps repetitions of the workload in one session with
+# extra session options; prints "<executions per CPU second> <per wall second>".
+# CPU time is the backend's own (utime + stime from /proc/self/stat), which
+# other processes competing for the machine do not inflate.
 measure() {
-	PGOPTIONS="$1" as_pg_user env PGOPTIONS="$1" "$PG_BINDIR"/pgbench -n -h "$work" -p "$port" \
-		-f "$work"/tpch.sql -c 1 -T "$seconds" postgres 2>/dev/null |
-		sed -n 's/^tps = \([0-9.]*\) .*/\1/p'
+	{
+		echo "SELECT split_part(s, ' ', 14)::bigint + split_part(s, ' ', 15)::bigint AS t0,"
+		echo "       extract(epoch FROM clock_timestamp()) AS w0"
+		echo "  FROM pg_read_file('/proc/self/stat') AS s \\gset"
+		for _ in $(seq 1 "$reps"); do echo "\\i $work/tpch.sql"; done
+		echo "SELECT $reps / ((split_part(s, ' ', 14)::bigint + split_part(s, ' ', 15)::bigint - :t0)"
+		echo "                / $(getconf CLK_TCK)::numeric),"
+		echo "       $reps / (extract(epoch FROM clock_timestamp()) - :w0)"
+		echo "  FROM pg_read_file('/proc/self/stat') AS s;"
+	} >"$work"/measure.sql
+	chown "$PG_OS_USER" "$work"/measure.sql
+	PGOPTIONS="$1" as_pg_user env PGOPTIONS="$1" "$PG_BINDIR"/psql -X -q -At -F ' ' \
+		-v ON_ERROR_STOP=1 -h "$work" -p "$port" -d postgres -f "$work"/measure.sql |
+		tail -1
 }
 
-declare -A sum
+declare -A cpu wall
 configs=(stock off default 1khz)
-for c in "${configs[@]}"; do sum[$c]=0; done
+for c in "${configs[@]}"; do cpu[$c]=0; wall[$c]=0; done
 
-echo "jitprof sampler benchmark: $rounds rounds x ${seconds}s per configuration, lineitem $rows rows"
-printf '%-6s %10s %10s %10s %10s\n' round "${configs[@]}"
+echo "jitprof sampler benchmark: $rounds rounds x $reps runs of TPC-H Q1+Q6 per configuration, lineitem $rows rows"
+echo "executions per CPU second (per wall-clock second):"
+printf '%-6s %18s %18s %18s %18s\n' round "${configs[@]}"
 for r in $(seq 1 "$rounds"); do
-	declare -A tps
+	declare -A res
 	start "$stock_opts"
 	measure "" >/dev/null		# warm up caches
-	tps[stock]=$(measure "")
+	res[stock]=$(measure "")
 	stop
 	start "$jitprof_opts"
-	measure "" >/dev/null
 	psql_ -c "SELECT jitprof_reset()" >/dev/null
-	tps[off]=$(measure "-c jitprof.sample_rate=0")
-	tps[default]=$(measure "-c jitprof.sample_rate=99")
-	tps[1khz]=$(measure "-c jitprof.sample_rate=1000")
+	res[off]=$(measure "-c jitprof.sample_rate=0")
+	res[default]=$(measure "-c jitprof.sample_rate=99")
+	res[1khz]=$(measure "-c jitprof.sample_rate=1000")
 	if [ "$r" = "$rounds" ]; then
 		psql_ -c "SELECT sample_rate, samples_taken, jit_self_samples, jit_total_samples, samples_dropped FROM jitprof_sampler" \
 			-c "SELECT node_type, plan_node_id, role, round(self_pct::numeric, 1) AS self_pct, round(total_pct::numeric, 1) AS total_pct FROM jitprof_hotspots ORDER BY self_samples DESC LIMIT 5" > "$work"/hotspots.txt
 	fi
 	stop
-	printf '%-6s %10s %10s %10s %10s\n' "$r" "${tps[stock]}" "${tps[off]}" "${tps[default]}" "${tps[1khz]}"
+	line=$(printf '%-6s' "$r")
 	for c in "${configs[@]}"; do
-		sum[$c]=$(awk -v a="${sum[$c]}" -v b="${tps[$c]}" 'BEGIN { print a + b }')
+		set -- ${res[$c]}
+		cpu[$c]=$(awk -v a="${cpu[$c]}" -v b="$1" 'BEGIN { print a + b }')
+		wall[$c]=$(awk -v a="${wall[$c]}" -v b="$2" 'BEGIN { print a + b }')
+		line+=$(printf ' %18s' "$(printf '%.3f (%.3f)' "$1" "$2")")
 	done
+	echo "$line"
 done
 
-ratio() { awk -v a="${sum[$1]}" -v b="${sum[$2]}" 'BEGIN { printf "%.1f%%", 100 * a / b }'; }
-mean() { awk -v a="${sum[$1]}" -v n="$rounds" 'BEGIN { printf "%.3f", a / n }'; }
+ratio() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.1f%%", 100 * a / b }'; }
 echo
-echo "mean tps: stock $(mean stock)  off $(mean off)  default $(mean default)  1khz $(mean 1khz)"
-echo "sampler at 99 Hz:  $(ratio default off) of sampler off (target >= 99%), $(ratio default stock) of stock llvmjit"
-echo "sampler at 1 kHz:  $(ratio 1khz off) of sampler off (target >= 98%), $(ratio 1khz stock) of stock llvmjit"
-echo "sampler off:       $(ratio off stock) of stock llvmjit"
+echo "sampler at 99 Hz:  $(ratio "${cpu[default]}" "${cpu[off]}") of sampler off by CPU time (target >= 99%), $(ratio "${wall[default]}" "${wall[off]}") by wall clock"
+echo "sampler at 1 kHz:  $(ratio "${cpu[1khz]}" "${cpu[off]}") of sampler off by CPU time (target >= 98%), $(ratio "${wall[1khz]}" "${wall[off]}") by wall clock"
+echo "sampler off:       $(ratio "${cpu[off]}" "${cpu[stock]}") of stock llvmjit by CPU time, $(ratio "${wall[off]}" "${wall[stock]}") by wall clock"
+echo "sampler at 99 Hz:  $(ratio "${cpu[default]}" "${cpu[stock]}") of stock llvmjit by CPU time"
+echo "sampler at 1 kHz:  $(ratio "${cpu[1khz]}" "${cpu[stock]}") of stock llvmjit by CPU time"
 echo
 echo "what the sampler saw (last round):"
 cat "$work"/hotspots.txt

@@ -1,7 +1,9 @@
 # The sampler is truthful: on a query whose hot expression is known (a heavy
 # float8 expression in a scan's WHERE clause), the top hotspot is that scan's
 # qual, and its self share matches, within 2 percentage points, the share
-# that `perf record -e cpu-clock` gives the same code in the same run.
+# that `perf record -e cpu-clock` gives the same code in the same run.  On a
+# heavy aggregate and on wide rows, the top hotspots are the aggregate's
+# transition and the scan's deforming.
 #
 # perf cannot name JIT code without a perf map, which is another sink's
 # business.  So perf's share is computed from `perf script` directly: the
@@ -114,6 +116,37 @@ diag(sprintf('self share of %s: jitprof %.2f%% (%d of %d samples), perf %.2f%% (
 cmp_ok($perf_pct, '>', 10, 'perf also sees the qual as hot');
 cmp_ok(abs($jitprof_pct - $perf_pct), '<=', 2.0,
 	sprintf('jitprof self share %.2f%% within 2 points of perf %.2f%%', $jitprof_pct, $perf_pct));
+
+# Two more references whose hot spot is known, checked by node and role:
+# a costly aggregate transition (its time is mostly in the float8
+# accumulator functions it calls, so it leads by total samples) and
+# wide-row deforming (a filter on the last of 60 columns).
+$node->safe_psql('postgres', q{
+SELECT jitprof_reset();
+SELECT sum(a * b), avg(a * c), sum(b * c), avg(a + b + c), stddev(a), variance(b * c)
+  FROM f, generate_series(1, 3);
+});
+is($node->safe_psql('postgres', q{
+SELECT node_type || ' ' || role FROM jitprof_hotspots
+  ORDER BY total_samples DESC LIMIT 1}),
+	'Agg transition', 'a heavy aggregate: the top hotspot is its transition');
+
+my $cols = join(', ', map { "g % $_ AS c$_" } 1 .. 60);
+$node->safe_psql('postgres', qq{
+CREATE TABLE wide AS SELECT $cols FROM generate_series(1, 300000) g;
+VACUUM ANALYZE wide;
+SELECT jitprof_reset();
+});
+# (without inlining, which would merge the deforming into the qual)
+$node->safe_psql('postgres', q{
+SET jit_optimize_above_cost = -1;
+SET jit_inline_above_cost = -1;
+SELECT count(*) FROM wide WHERE c60 = 7})
+  for 1 .. 5;
+is($node->safe_psql('postgres', q{
+SELECT node_type || ' ' || role FROM jitprof_hotspots
+  ORDER BY self_samples DESC LIMIT 1}),
+	'SeqScan deform_scan', 'wide rows: the top hotspot is the scan\'s deforming');
 
 $node->stop;
 done_testing();
