@@ -4,12 +4,13 @@
  *	  Per-backend CPU-time sampler that attributes samples to JIT functions.
  *
  * While a top-level query runs (ExecutorStart, ExecutorRun and
- * ExecutorFinish at nesting level 0), a POSIX CPU-time timer (CLOCK_PROCESS_CPUTIME_ID) sends SIGPROF
- * to the backend's thread jitprof.sample_rate times per CPU second.
- * PostgreSQL itself does not use SIGPROF in backends.  The kernel checks CPU
- * timers at its scheduler tick, so at rates above the tick rate some
- * expirations arrive together; the handler weighs each signal by
- * 1 + si_overrun so that counts stay proportional to CPU time.
+ * ExecutorFinish at nesting level 0), a POSIX CPU-time timer
+ * (CLOCK_PROCESS_CPUTIME_ID) sends SIGPROF to the backend's thread
+ * jitprof.sample_rate times per CPU second.  PostgreSQL itself does not use
+ * SIGPROF in backends.  The kernel checks CPU timers at its scheduler tick,
+ * so at rates above the tick rate some expirations arrive together; the
+ * handler weighs each signal by 1 + si_overrun so that counts stay
+ * proportional to CPU time.
  *
  * The handler reads the interrupted PC from the signal context and looks it
  * up in a sorted table of the live JIT functions' address ranges: a hit is a
@@ -21,19 +22,22 @@
  * sample also counts toward the running query's own total.
  *
  * Signal-safety contract: the handler does no allocation, takes no lock,
- * touches no shared memory and calls nothing but a syscall-free binary
- * search; it saves and restores errno.  The range table is replaced, never
- * modified: the sink callbacks build a new table with malloc, publish it with
- * one pointer store, and only then free the old one.  The handler runs on
- * the backend's only PostgreSQL thread (SIGEV_THREAD_ID), so once the store
- * is done no handler can still be reading the old table.  Counters are plain
- * per-function slots; the code that reads and zeroes them (flush) blocks
- * SIGPROF while it does.
+ * touches no shared memory and calls no function that is not
+ * async-signal-safe; it saves and restores errno.  The range table is
+ * replaced, never modified: the sink callbacks build a new table with
+ * malloc, publish it with one pointer store, and only then free the old one.
+ * The handler runs on the backend's only PostgreSQL thread
+ * (SIGEV_THREAD_ID), so once the store is done no handler can still be
+ * reading the old table.  Counters are plain per-function slots; the code
+ * that reads and zeroes them (flush) blocks SIGPROF while it does.
  *
  * Samples are aggregated in this backend and flushed into the shared store
- * (store.c) when the top-level query ends (ExecutorEnd).  A long query's
- * samples therefore become visible when it finishes.  Parallel workers
- * sample and flush on their own, under the leader's query ID and user.
+ * (store.c) when the top-level query ends (ExecutorEnd), so a long query's
+ * samples become visible when it finishes.  The slot of a function whose
+ * code is freed earlier (a statement nested in a function frees its code at
+ * its own ExecutorEnd) is recycled there, its counts kept in a backend-local
+ * table until the flush.  Parallel workers sample and flush on their own,
+ * under the leader's query ID and user.
  *
  *-------------------------------------------------------------------------
  */
@@ -49,12 +53,27 @@
 #include "executor/executor.h"
 #include "miscadmin.h"
 #include "utils/guc.h"
+#include "utils/hsearch.h"
+#include "utils/memutils.h"
 
 #include "jitprof.h"
 #include "store.h"
 
 #ifndef sigev_notify_thread_id
 #define sigev_notify_thread_id _sigev_un._tid
+#endif
+
+/* registers of the interrupted code, from the signal context */
+#if defined(__x86_64__)
+#define CONTEXT_PC(uc)	((uintptr_t) (uc)->uc_mcontext.gregs[REG_RIP])
+#define CONTEXT_SP(uc)	((uintptr_t) (uc)->uc_mcontext.gregs[REG_RSP])
+#define CONTEXT_FP(uc)	((uintptr_t) (uc)->uc_mcontext.gregs[REG_RBP])
+#elif defined(__aarch64__)
+#define CONTEXT_PC(uc)	((uintptr_t) (uc)->uc_mcontext.pc)
+#define CONTEXT_SP(uc)	((uintptr_t) (uc)->uc_mcontext.sp)
+#define CONTEXT_FP(uc)	((uintptr_t) (uc)->uc_mcontext.regs[29])
+#else
+#error "jitprof's sampler supports x86-64 and AArch64 only"
 #endif
 
 /* how many live JIT functions one backend can attribute samples to */
@@ -104,6 +123,31 @@ static volatile uint32 h_self = 0;
 static volatile uint32 h_total = 0;
 static volatile uint32 h_dropped = 0;
 static uint32 functions_untracked = 0;
+static int	ndead_slots = 0;
+
+/*
+ * Functions whose code was freed before the top-level query ended (code of
+ * statements nested in a function is freed at each nested ExecutorEnd):
+ * their counts wait here, so that their slots can be reused at once.
+ */
+typedef struct PendingKey
+{
+	int64		queryid;
+	int32		plan_node_id;
+	uint32		discriminator;
+} PendingKey;
+
+typedef struct PendingFunction
+{
+	PendingKey	key;			/* hash key: must be first */
+	JitprofOrigin origin;
+	int64		self_samples;
+	int64		total_samples;
+	int64		compilations;
+	int64		code_bytes;
+} PendingFunction;
+
+static HTAB *pending = NULL;
 
 /* the thread's stack, the only memory the frame walk reads */
 static uintptr_t stack_lo = 0;
@@ -174,7 +218,7 @@ sample_handler(int signo, siginfo_t *info, void *context)
 		return;
 	}
 
-	pc = (uintptr_t) uc->uc_mcontext.gregs[REG_RIP];
+	pc = CONTEXT_PC(uc);
 	slot = lookup_slot(table, pc);
 	if (slot >= 0)
 	{
@@ -196,8 +240,8 @@ sample_handler(int signo, siginfo_t *info, void *context)
 		errno = save_errno;
 		return;
 	}
-	lo = Max(stack_lo, (uintptr_t) uc->uc_mcontext.gregs[REG_RSP]);
-	fp = (uintptr_t) uc->uc_mcontext.gregs[REG_RBP];
+	lo = Max(stack_lo, CONTEXT_SP(uc));
+	fp = CONTEXT_FP(uc);
 	for (int i = 0; i < MAX_FRAMES; i++)
 	{
 		uintptr_t	next;
@@ -362,7 +406,10 @@ sampler_object_freed(const JitprofObject *object)
 		/* cannot shrink the table: at least stop attributing to dead code */
 		for (int i = 0; i < old->nranges; i++)
 			if (slots[old->ranges[i].slot].object_key == object->key)
+			{
 				slots[old->ranges[i].slot].live = false;
+				ndead_slots++;
+			}
 		return;
 	}
 	for (int i = 0; i < old->nranges; i++)
@@ -370,7 +417,10 @@ sampler_object_freed(const JitprofObject *object)
 		const CodeRange *r = &old->ranges[i];
 
 		if (slots[r->slot].object_key == object->key)
+		{
 			slots[r->slot].live = false;
+			ndead_slots++;
+		}
 		else
 			table->ranges[n++] = *r;
 	}
@@ -478,8 +528,62 @@ stop_sampling(void)
 }
 
 /*
- * Hand everything counted since the last flush to the store, and recycle
- * the slots of functions whose code is gone.
+ * Move the counts of functions whose code is gone into the pending table
+ * and free their slots.  Freed code is no longer in the range table, so the
+ * signal handler cannot touch these slots any more.
+ */
+static void
+recycle_dead_slots(void)
+{
+	if (ndead_slots == 0)
+		return;
+
+	if (pending == NULL)
+	{
+		HASHCTL		ctl;
+
+		ctl.keysize = sizeof(PendingKey);
+		ctl.entrysize = sizeof(PendingFunction);
+		ctl.hcxt = TopMemoryContext;
+		pending = hash_create("jitprof pending functions", 64, &ctl,
+							  HASH_ELEM | HASH_BLOBS | HASH_CONTEXT);
+	}
+
+	for (int i = 0; i < MAX_SLOTS; i++)
+	{
+		SampledFunction *sf = &slots[i];
+		PendingKey	key;
+		PendingFunction *pf;
+		bool		found;
+
+		if (!sf->in_use || sf->live)
+			continue;
+		memset(&key, 0, sizeof(key));
+		key.queryid = sf->origin.queryid;
+		key.plan_node_id = sf->origin.plan_node_id;
+		key.discriminator = jp_store_discriminator(sf->origin.symbol);
+		pf = hash_search(pending, &key, HASH_ENTER, &found);
+		if (!found)
+		{
+			memset((char *) pf + sizeof(PendingKey), 0,
+				   sizeof(PendingFunction) - sizeof(PendingKey));
+			pf->origin = sf->origin;
+		}
+		pf->self_samples += sf->self_samples;
+		pf->total_samples += sf->total_samples;
+		if (sf->compiled)
+		{
+			pf->compilations++;
+			pf->code_bytes = sf->size;
+		}
+		sf->in_use = false;
+	}
+	ndead_slots = 0;
+}
+
+/*
+ * Hand everything counted since the last flush to the store: the live
+ * functions' counts and the pending ones.
  */
 static void
 flush_samples(QueryDesc *queryDesc)
@@ -489,6 +593,13 @@ flush_samples(QueryDesc *queryDesc)
 	sigset_t	old;
 	int64		qsamples;
 	JpSamplerHealth health;
+	JpStoreDelta *all = deltas;
+	int			npending;
+
+	recycle_dead_slots();
+	npending = pending ? hash_get_num_entries(pending) : 0;
+	if (npending > 0)
+		all = palloc((MAX_SLOTS + npending) * sizeof(JpStoreDelta));
 
 	block_sampler(true, &old);
 	qsamples = query_samples;
@@ -511,7 +622,7 @@ flush_samples(QueryDesc *queryDesc)
 			continue;
 		if (sf->compiled || sf->self_samples > 0 || sf->total_samples > 0)
 		{
-			d = &deltas[ndeltas++];
+			d = &all[ndeltas++];
 			d->origin = &sf->origin;
 			d->self_samples = sf->self_samples;
 			d->total_samples = sf->total_samples;
@@ -526,14 +637,36 @@ flush_samples(QueryDesc *queryDesc)
 	}
 	block_sampler(false, &old);
 
+	if (npending > 0)
+	{
+		HASH_SEQ_STATUS status;
+		PendingFunction *pf;
+
+		hash_seq_init(&status, pending);
+		while ((pf = hash_seq_search(&status)) != NULL)
+		{
+			JpStoreDelta *d = &all[ndeltas++];
+
+			d->origin = &pf->origin;
+			d->self_samples = pf->self_samples;
+			d->total_samples = pf->total_samples;
+			d->compilations = pf->compilations;
+			d->code_bytes = pf->code_bytes;
+			d->query_samples = pf->compilations > 0 ? qsamples : 0;
+		}
+	}
+
 	jp_store_flush(GetUserId(), MyDatabaseId,
 				   (int64) queryDesc->plannedstmt->queryId,
-				   !IsParallelWorker(), qsamples, deltas, ndeltas, &health);
+				   !IsParallelWorker(), qsamples, all, ndeltas, &health);
 
-	/* the deltas point into the slots, so free them only now */
-	for (int i = 0; i < MAX_SLOTS; i++)
-		if (slots[i].in_use && !slots[i].live)
-			slots[i].in_use = false;
+	/* the deltas point into the pending table, so empty it only now */
+	if (npending > 0)
+	{
+		hash_destroy(pending);
+		pending = NULL;
+		pfree(all);
+	}
 }
 
 static void
@@ -617,9 +750,14 @@ sampler_ExecutorEnd(QueryDesc *queryDesc)
 	else
 		standard_ExecutorEnd(queryDesc);
 
+	if (!jp_store_available())
+		return;
+
 	/* the query's JIT code is released by now; flush it and its samples */
-	if (nesting_level == 0 && jp_store_available())
+	if (nesting_level == 0)
 		flush_samples(queryDesc);
+	else
+		recycle_dead_slots();
 }
 
 void

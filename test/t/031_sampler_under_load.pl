@@ -93,6 +93,32 @@ cmp_ok($taken, '>=', $qsamples, 'the health view counts every sample');
 is($untracked, '0', 'no function went untracked');
 is($evictions, '0', 'nothing evicted');
 
+# A statement nested in a function compiles and frees its code on every
+# call, all within one top-level query: more functions than the sampler has
+# slots (4096), all counted.
+$node->safe_psql('postgres', q{
+SELECT jitprof_reset();
+CREATE FUNCTION nested_jit(i int) RETURNS bigint LANGUAGE plpgsql AS $$
+DECLARE
+    r bigint;
+BEGIN
+    SELECT sum(g) INTO r FROM generate_series(1, 50 + i) g WHERE g % 3 = 0;
+    RETURN r;
+END $$;
+});
+my $nested = 'SELECT sum(nested_jit(g)) FROM generate_series(1, 2500) g';
+my $expected = $node->safe_psql('postgres', "SET jit = off; $nested");
+$node->safe_psql('postgres', 'SELECT jitprof_reset()');
+is($node->safe_psql('postgres', $nested), $expected,
+	'a query calling a function 2500 times answers');
+is($node->safe_psql('postgres', q{
+SELECT count(*) > 0 AND bool_and(compilations = 2500) FROM jitprof_hotspots
+  WHERE node_type IS NOT NULL
+    AND queryid = (SELECT queryid FROM jitprof_hotspots WHERE compilations = 2500 LIMIT 1)}),
+	't', 'every function of the nested statement counted 2500 compilations');
+is($node->safe_psql('postgres', 'SELECT functions_untracked FROM jitprof_sampler'),
+	'0', 'no function went untracked');
+
 $node->stop;
 
 # A small store under a flood of distinct queries.
