@@ -14,9 +14,10 @@
  * cheap enough; the sampler's signal handler never comes here.
  *
  * Capacity is jitprof.max_hotspots entries.  When a new entry does not fit,
- * the 5% of entries with the fewest inclusive (total) samples are evicted,
- * the least recently seen first among equals, and the evictions counter says
- * how many went.
+ * the 5% of entries with the fewest samples (inclusive samples for a
+ * function, the query's samples for a query's summary row) are evicted, the
+ * least recently seen first among equals, and the evictions counter says how
+ * many went.
  *
  * With jitprof.save on, the postmaster writes the store to
  * pg_stat/jitprof.stat at clean shutdown and reads it back (then removes
@@ -339,15 +340,25 @@ jp_store_discriminator(const char *symbol)
 	return h == 0 ? 1 : h;
 }
 
-/* qsort comparator: fewest total samples first, then least recently seen */
+/* how much an entry is worth keeping: its samples */
+static inline int64
+entry_usage(const JpStoreEntry *entry)
+{
+	return entry->key.discriminator == 0 ? entry->query_samples :
+		entry->total_samples;
+}
+
+/* qsort comparator: fewest samples first, then least recently seen */
 static int
 evict_cmp(const void *a, const void *b)
 {
 	const JpStoreEntry *ea = *(JpStoreEntry *const *) a;
 	const JpStoreEntry *eb = *(JpStoreEntry *const *) b;
+	int64		ua = entry_usage(ea);
+	int64		ub = entry_usage(eb);
 
-	if (ea->total_samples != eb->total_samples)
-		return ea->total_samples < eb->total_samples ? -1 : 1;
+	if (ua != ub)
+		return ua < ub ? -1 : 1;
 	if (ea->last_seen != eb->last_seen)
 		return ea->last_seen < eb->last_seen ? -1 : 1;
 	return 0;
@@ -380,13 +391,13 @@ evict_entries(void)
 }
 
 static JpStoreEntry *
-find_or_add(const JpStoreKey *key, TimestampTz now)
+find_or_add(const JpStoreKey *key, TimestampTz now, bool add)
 {
 	JpStoreEntry *entry;
 	bool		found;
 
 	entry = hash_search(store_hash, key, HASH_FIND, NULL);
-	if (entry != NULL)
+	if (entry != NULL || !add)
 		return entry;
 	if (hash_get_num_entries(store_hash) >= jitprof_max_hotspots)
 		evict_entries();
@@ -428,7 +439,11 @@ jp_store_flush(Oid userid, Oid dbid, int64 queryid, bool count_execution,
 	store->health.functions_untracked += health->functions_untracked;
 	store->health.flushes++;
 
-	/* the query's summary row; queryid 0 means no query ID was computed */
+	/*
+	 * The query's summary row (queryid 0 means no query ID was computed).  A
+	 * query that neither compiled nor ran JIT code and was too short to be
+	 * sampled gets no new row: it would only crowd out the others.
+	 */
 	if (queryid != 0)
 	{
 		memset(&key, 0, sizeof(key));
@@ -437,7 +452,7 @@ jp_store_flush(Oid userid, Oid dbid, int64 queryid, bool count_execution,
 		key.queryid = queryid;
 		key.plan_node_id = -1;
 		key.discriminator = 0;
-		entry = find_or_add(&key, now);
+		entry = find_or_add(&key, now, ndeltas > 0 || query_samples > 0);
 		if (entry != NULL)
 		{
 			if (count_execution)
@@ -457,7 +472,7 @@ jp_store_flush(Oid userid, Oid dbid, int64 queryid, bool count_execution,
 		key.queryid = d->origin->queryid;
 		key.plan_node_id = d->origin->plan_node_id;
 		key.discriminator = jp_store_discriminator(d->origin->symbol);
-		entry = find_or_add(&key, now);
+		entry = find_or_add(&key, now, true);
 		if (entry == NULL)
 			continue;
 		if (entry->symbol[0] == '\0')
