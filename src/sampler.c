@@ -3,8 +3,8 @@
  * sampler.c
  *	  Per-backend CPU-time sampler that attributes samples to JIT functions.
  *
- * While a top-level query runs (ExecutorStart, ExecutorRun and
- * ExecutorFinish at nesting level 0), a POSIX CPU-time timer
+ * While a top-level query is in the executor (ExecutorStart, ExecutorRun,
+ * ExecutorFinish and ExecutorEnd at nesting level 0), a POSIX CPU-time timer
  * (CLOCK_PROCESS_CPUTIME_ID) sends SIGPROF to the backend's thread
  * jitprof.sample_rate times per CPU second.  PostgreSQL itself does not use
  * SIGPROF in backends.  The kernel checks CPU timers at its scheduler tick,
@@ -112,7 +112,7 @@ typedef struct RangeTable
 int			jitprof_sample_rate = 99;
 
 static SampledFunction slots[MAX_SLOTS];
-static int	next_free_slot = 0;
+static int	slots_hwm = 0;		/* slots[slots_hwm ..] are all free */
 static RangeTable *volatile range_table = NULL;
 
 /* state shared with the signal handler */
@@ -307,20 +307,23 @@ range_cmp(const void *a, const void *b)
 	return 0;
 }
 
+/* the lowest free slot, so that the slots in use stay compact */
 static int
 take_slot(void)
 {
-	for (int n = 0; n < MAX_SLOTS; n++)
-	{
-		int			i = (next_free_slot + n) % MAX_SLOTS;
-
+	for (int i = 0; i < slots_hwm; i++)
 		if (!slots[i].in_use)
-		{
-			next_free_slot = (i + 1) % MAX_SLOTS;
 			return i;
-		}
-	}
+	if (slots_hwm < MAX_SLOTS)
+		return slots_hwm++;
 	return -1;
+}
+
+static void
+shrink_slots_hwm(void)
+{
+	while (slots_hwm > 0 && !slots[slots_hwm - 1].in_use)
+		slots_hwm--;
 }
 
 /*
@@ -549,7 +552,7 @@ recycle_dead_slots(void)
 							  HASH_ELEM | HASH_BLOBS | HASH_CONTEXT);
 	}
 
-	for (int i = 0; i < MAX_SLOTS; i++)
+	for (int i = 0; i < slots_hwm; i++)
 	{
 		SampledFunction *sf = &slots[i];
 		PendingKey	key;
@@ -579,6 +582,7 @@ recycle_dead_slots(void)
 		sf->in_use = false;
 	}
 	ndead_slots = 0;
+	shrink_slots_hwm();
 }
 
 /*
@@ -613,7 +617,7 @@ flush_samples(QueryDesc *queryDesc)
 	h_taken = h_self = h_total = h_dropped = 0;
 	functions_untracked = 0;
 
-	for (int i = 0; i < MAX_SLOTS; i++)
+	for (int i = 0; i < slots_hwm; i++)
 	{
 		SampledFunction *sf = &slots[i];
 		JpStoreDelta *d;
@@ -656,9 +660,15 @@ flush_samples(QueryDesc *queryDesc)
 		}
 	}
 
-	jp_store_flush(GetUserId(), MyDatabaseId,
-				   (int64) queryDesc->plannedstmt->queryId,
-				   !IsParallelWorker(), qsamples, all, ndeltas, &health);
+	/*
+	 * Nothing compiled and nothing sampled: leave the store's lock alone, so
+	 * that short statements without JIT code cost nothing.
+	 */
+	if (ndeltas > 0 || health.samples_taken > 0 ||
+		health.functions_untracked > 0)
+		jp_store_flush(GetUserId(), MyDatabaseId,
+					   (int64) queryDesc->plannedstmt->queryId,
+					   !IsParallelWorker(), qsamples, all, ndeltas, &health);
 
 	/* the deltas point into the pending table, so empty it only now */
 	if (npending > 0)
@@ -745,10 +755,24 @@ sampler_ExecutorFinish(QueryDesc *queryDesc)
 static void
 sampler_ExecutorEnd(QueryDesc *queryDesc)
 {
-	if (prev_ExecutorEnd)
-		prev_ExecutorEnd(queryDesc);
-	else
-		standard_ExecutorEnd(queryDesc);
+	/* releasing the query's JIT code is the query's time too */
+	bool		started = start_sampling();
+
+	nesting_level++;
+	PG_TRY();
+	{
+		if (prev_ExecutorEnd)
+			prev_ExecutorEnd(queryDesc);
+		else
+			standard_ExecutorEnd(queryDesc);
+	}
+	PG_FINALLY();
+	{
+		nesting_level--;
+		if (started)
+			stop_sampling();
+	}
+	PG_END_TRY();
 
 	if (!jp_store_available())
 		return;
