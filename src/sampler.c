@@ -362,10 +362,13 @@ sampler_object_linked(const JitprofObject *object)
 	for (int i = 0; i < object->nfunctions; i++)
 	{
 		const JitprofFunction *fn = &object->functions[i];
-		int			slot = take_slot();
+		int			slot;
 		SampledFunction *sf;
 
-		if (slot < 0 || fn->size == 0)
+		if (fn->size == 0)
+			continue;
+		slot = take_slot();
+		if (slot < 0)
 		{
 			functions_untracked++;
 			continue;
@@ -406,13 +409,11 @@ sampler_object_freed(const JitprofObject *object)
 				   sizeof(CodeRange) * Max(old->nranges, 1));
 	if (table == NULL)
 	{
-		/* cannot shrink the table: at least stop attributing to dead code */
-		for (int i = 0; i < old->nranges; i++)
-			if (slots[old->ranges[i].slot].object_key == object->key)
-			{
-				slots[old->ranges[i].slot].live = false;
-				ndead_slots++;
-			}
+		/*
+		 * The dead ranges stay in the table, and their slots stay in use.
+		 * JITLink's arena never reuses addresses, so nothing is
+		 * misattributed; only the slots are lost.
+		 */
 		return;
 	}
 	for (int i = 0; i < old->nranges; i++)
