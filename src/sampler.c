@@ -154,6 +154,7 @@ static uintptr_t stack_lo = 0;
 static uintptr_t stack_hi = 0;
 
 static bool timer_ready = false;
+static bool timer_broken = false;	/* could not set up: do not retry */
 static timer_t sample_timer;
 static int	nesting_level = 0;
 
@@ -455,6 +456,8 @@ prepare_timer(void)
 
 	if (timer_ready)
 		return true;
+	if (timer_broken)
+		return false;
 
 	if (pthread_getattr_np(pthread_self(), &attr) == 0)
 	{
@@ -467,6 +470,20 @@ prepare_timer(void)
 			stack_hi = (uintptr_t) addr + size;
 		}
 		pthread_attr_destroy(&attr);
+	}
+
+	/* someone else's SIGPROF handler (a gprof build, say): leave it alone */
+	if (sigaction(SIGPROF, NULL, &sa) != 0)
+		goto fail;
+	if ((sa.sa_flags & SA_SIGINFO) ?
+		(sa.sa_sigaction != NULL && sa.sa_sigaction != sample_handler) :
+		(sa.sa_handler != SIG_DFL && sa.sa_handler != SIG_IGN))
+	{
+		ereport(WARNING,
+				(errmsg("jitprof could not start its sampler: SIGPROF is already in use in this process"),
+				 errdetail("Hotspot samples are not collected in this session.")));
+		timer_broken = true;
+		return false;
 	}
 
 	memset(&sa, 0, sizeof(sa));
@@ -491,7 +508,7 @@ fail:
 			(errmsg("jitprof could not start its sampler: %m"),
 			 errdetail("Hotspot samples are not collected in this session.")));
 	/* do not try again in this process */
-	jitprof_sample_rate = 0;
+	timer_broken = true;
 	return false;
 }
 
