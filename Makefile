@@ -15,6 +15,7 @@ OBJS = \
 	src/sink_gdb.o \
 	src/store.o \
 	src/sampler.o \
+	src/hotspots.o \
 	src/linker.o \
 	src/code_arena.o
 
@@ -25,7 +26,7 @@ PGFILEDESC = "jitprof - JITLink-based JIT provider with per-query profiling"
 # The regression tests need jitprof preloaded and selected as jit_provider,
 # which an already running server (installcheck) cannot be assumed to have;
 # tools/test.sh runs them against a throwaway cluster instead.
-REGRESS = status names functions errors
+REGRESS = status names functions errors hotspots
 REGRESS_OPTS = --temp-config=$(srcdir)/test/jitprof.conf
 NO_INSTALLCHECK = 1
 

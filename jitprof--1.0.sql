@@ -36,3 +36,87 @@ CREATE VIEW jitprof_functions AS
 
 GRANT SELECT ON jitprof_status TO PUBLIC;
 GRANT SELECT ON jitprof_functions TO PUBLIC;
+
+-- Hotspots: samples per JIT function and per query, from the shared store
+-- (needs jitprof in shared_preload_libraries).
+CREATE FUNCTION jitprof_hotspots(
+    OUT userid oid,
+    OUT dbid oid,
+    OUT queryid bigint,
+    OUT plan_node_id integer,
+    OUT node_type text,
+    OUT role text,
+    OUT symbol text,
+    OUT self_samples bigint,
+    OUT total_samples bigint,
+    OUT query_samples bigint,
+    OUT self_pct double precision,
+    OUT total_pct double precision,
+    OUT compilations bigint,
+    OUT code_bytes bigint,
+    OUT first_seen timestamp with time zone,
+    OUT last_seen timestamp with time zone
+)
+RETURNS SETOF record
+AS 'MODULE_PATHNAME', 'jitprof_hotspots_1_0'
+LANGUAGE C STRICT VOLATILE PARALLEL SAFE;
+
+CREATE VIEW jitprof_hotspots AS
+  SELECT * FROM jitprof_hotspots();
+
+CREATE FUNCTION jitprof_queries(
+    OUT userid oid,
+    OUT dbid oid,
+    OUT queryid bigint,
+    OUT executions bigint,
+    OUT query_samples bigint,
+    OUT jit_self_samples bigint,
+    OUT jit_total_samples bigint,
+    OUT jit_pct double precision,
+    OUT functions bigint,
+    OUT code_bytes bigint
+)
+RETURNS SETOF record
+AS 'MODULE_PATHNAME', 'jitprof_queries_1_0'
+LANGUAGE C STRICT VOLATILE PARALLEL SAFE;
+
+CREATE VIEW jitprof_queries AS
+  SELECT * FROM jitprof_queries();
+
+-- The sampler's own health, summed over all backends since the last reset.
+CREATE FUNCTION jitprof_sampler(
+    OUT sample_rate integer,
+    OUT samples_taken bigint,
+    OUT jit_self_samples bigint,
+    OUT jit_total_samples bigint,
+    OUT samples_dropped bigint,
+    OUT functions_untracked bigint,
+    OUT flushes bigint,
+    OUT evictions bigint,
+    OUT entries bigint,
+    OUT max_hotspots integer,
+    OUT stats_reset timestamp with time zone
+)
+RETURNS SETOF record
+AS 'MODULE_PATHNAME', 'jitprof_sampler_1_0'
+LANGUAGE C STRICT VOLATILE PARALLEL SAFE;
+
+CREATE VIEW jitprof_sampler AS
+  SELECT * FROM jitprof_sampler();
+
+-- The profile as folded stacks ("q<queryid>;<Node>#<id>;<role> <samples>"),
+-- ready for flamegraph.pl.
+CREATE FUNCTION jitprof_folded()
+RETURNS SETOF text
+AS 'MODULE_PATHNAME', 'jitprof_folded_1_0'
+LANGUAGE C STRICT VOLATILE PARALLEL SAFE;
+
+CREATE FUNCTION jitprof_reset()
+RETURNS void
+AS 'MODULE_PATHNAME', 'jitprof_reset_1_0'
+LANGUAGE C STRICT VOLATILE PARALLEL SAFE;
+
+GRANT SELECT ON jitprof_hotspots TO PUBLIC;
+GRANT SELECT ON jitprof_queries TO PUBLIC;
+GRANT SELECT ON jitprof_sampler TO PUBLIC;
+REVOKE ALL ON FUNCTION jitprof_reset() FROM PUBLIC;

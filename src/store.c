@@ -1,17 +1,541 @@
 /*-------------------------------------------------------------------------
  *
  * store.c
- *	  Shared-memory store of hotspot statistics.
+ *	  Shared-memory store of hotspot statistics, saved across clean restarts.
  *
- *	  Not implemented yet.
+ * A fixed-size shared hash table holds one entry per (user, database, query
+ * ID, plan node, JIT function) and one summary entry per query.  Backends
+ * add to it once per query execution (jp_store_flush, called by sampler.c);
+ * the SQL functions in hotspots.c read it.
+ *
+ * Locking: one LWLock protects the hash table, the health counters and
+ * stats_reset.  Flushing and resetting take it exclusively, readers take it
+ * shared.  Flushes happen once per top-level query, so a single lock is
+ * cheap enough; the sampler's signal handler never comes here.
+ *
+ * Capacity is jitprof.max_hotspots entries.  When a new entry does not fit,
+ * the 5% of entries with the fewest samples (inclusive samples for a
+ * function, the query's samples for a query's summary row) are evicted, the
+ * least recently seen first among equals, and the evictions counter says how
+ * many went.
+ *
+ * With jitprof.save on, the postmaster writes the store to
+ * pg_stat/jitprof.stat at clean shutdown and reads it back (then removes
+ * it) at start.  The file has a magic number, a format version, the entry
+ * size and a CRC-32C of everything; a file failing any check is ignored with
+ * a WARNING.  After a crash, shared memory is reinitialised and the store
+ * starts empty: nothing is written on a crash, and the last file was
+ * removed when it was loaded.
  *
  *-------------------------------------------------------------------------
  */
 #include "postgres.h"
 
-#include "jitprof.h"
+#include <unistd.h>
+
+#include "common/hashfn.h"
+#include "miscadmin.h"
+#include "pgstat.h"
+#include "port/pg_crc32c.h"
+#include "storage/fd.h"
+#include "storage/ipc.h"
+#include "storage/lwlock.h"
+#include "storage/shmem.h"
+#include "utils/guc.h"
+#include "utils/timestamp.h"
+
+#include "store.h"
+
+#define STORE_FILE		PGSTAT_STAT_PERMANENT_DIRECTORY "/jitprof.stat"
+#define STORE_MAGIC		0x4A505354	/* "JPST" */
+#define STORE_VERSION	1
+
+/* the share of entries evicted when the table is full */
+#define EVICT_FRACTION	0.05
+
+typedef struct StoreShared
+{
+	LWLock	   *lock;
+	JpSamplerHealth health;
+	int64		evictions;
+	TimestampTz stats_reset;
+} StoreShared;
+
+typedef struct StoreFileHeader
+{
+	uint32		magic;
+	uint32		version;
+	uint32		entry_size;
+	uint32		max_symbol;
+	int64		nentries;
+} StoreFileHeader;
+
+int			jitprof_max_hotspots = 5000;
+bool		jitprof_save = true;
+
+static StoreShared *store = NULL;
+static HTAB *store_hash = NULL;
+
+static shmem_request_hook_type prev_shmem_request_hook = NULL;
+static shmem_startup_hook_type prev_shmem_startup_hook = NULL;
+
+static Size
+store_memsize(void)
+{
+	return add_size(MAXALIGN(sizeof(StoreShared)),
+					hash_estimate_size(jitprof_max_hotspots,
+									   sizeof(JpStoreEntry)));
+}
+
+static void
+store_shmem_request(void)
+{
+	if (prev_shmem_request_hook)
+		prev_shmem_request_hook();
+
+	RequestAddinShmemSpace(store_memsize());
+	RequestNamedLWLockTranche("jitprof", 1);
+}
+
+/*
+ * Read the file saved at the last clean shutdown.  Runs in the postmaster
+ * before any backend exists, so no lock is needed.  Anything wrong with the
+ * file is a WARNING and an empty store, never an error.
+ */
+static void
+store_load(void)
+{
+	FILE	   *file;
+	StoreFileHeader header;
+	pg_crc32c	crc;
+	pg_crc32c	file_crc;
+	JpStoreEntry *entries = NULL;
+	StoreShared saved;
+
+	file = AllocateFile(STORE_FILE, PG_BINARY_R);
+	if (file == NULL)
+	{
+		if (errno != ENOENT)
+			ereport(WARNING,
+					(errcode_for_file_access(),
+					 errmsg("could not read jitprof statistics file \"%s\": %m",
+							STORE_FILE)));
+		return;
+	}
+
+	INIT_CRC32C(crc);
+	if (fread(&header, sizeof(header), 1, file) != 1)
+		goto bad;
+	COMP_CRC32C(crc, &header, sizeof(header));
+	if (header.magic != STORE_MAGIC || header.version != STORE_VERSION ||
+		header.entry_size != sizeof(JpStoreEntry) ||
+		header.max_symbol != JP_SYMBOL_LEN ||
+		header.nentries < 0 || header.nentries > 100 * 1000 * 1000)
+		goto bad;
+	if (fread(&saved, sizeof(saved), 1, file) != 1)
+		goto bad;
+	COMP_CRC32C(crc, &saved, sizeof(saved));
+
+	entries = palloc_extended(Max(header.nentries, 1) * sizeof(JpStoreEntry),
+							  MCXT_ALLOC_HUGE | MCXT_ALLOC_NO_OOM);
+	if (entries == NULL)
+		goto bad;
+	if (header.nentries > 0 &&
+		fread(entries, sizeof(JpStoreEntry), header.nentries, file) !=
+		(size_t) header.nentries)
+		goto bad;
+	COMP_CRC32C(crc, entries, header.nentries * sizeof(JpStoreEntry));
+	FIN_CRC32C(crc);
+	if (fread(&file_crc, sizeof(file_crc), 1, file) != 1 ||
+		!EQ_CRC32C(crc, file_crc) || fgetc(file) != EOF)
+		goto bad;
+
+	store->health = saved.health;
+	store->evictions = saved.evictions;
+	store->stats_reset = saved.stats_reset;
+	for (int64 i = 0; i < header.nentries && i < jitprof_max_hotspots; i++)
+	{
+		JpStoreEntry *entry;
+		bool		found;
+
+		entries[i].node_type[JP_NODE_TYPE_LEN - 1] = '\0';
+		entries[i].role[JP_ROLE_LEN - 1] = '\0';
+		entries[i].symbol[JP_SYMBOL_LEN - 1] = '\0';
+		entry = hash_search(store_hash, &entries[i].key, HASH_ENTER_NULL, &found);
+		if (entry != NULL)
+			*entry = entries[i];
+	}
+	pfree(entries);
+	FreeFile(file);
+	unlink(STORE_FILE);
+	return;
+
+bad:
+	ereport(WARNING,
+			(errmsg("ignoring jitprof statistics file \"%s\": it is corrupt or was written by another version of jitprof",
+					STORE_FILE),
+			 errhint("The file is removed; hotspot statistics start empty.")));
+	if (entries)
+		pfree(entries);
+	FreeFile(file);
+	unlink(STORE_FILE);
+}
+
+/*
+ * Write the store at postmaster shutdown.  Only a clean shutdown (code 0)
+ * writes; after a crash the shared memory may be inconsistent.
+ */
+static void
+store_save(int code, Datum arg)
+{
+	FILE	   *file;
+	HASH_SEQ_STATUS status;
+	JpStoreEntry *entry;
+	StoreFileHeader header;
+	pg_crc32c	crc;
+
+	if (code != 0 || !jitprof_save || store == NULL)
+		return;
+
+	file = AllocateFile(STORE_FILE ".tmp", PG_BINARY_W);
+	if (file == NULL)
+		goto error;
+
+	memset(&header, 0, sizeof(header));
+	header.magic = STORE_MAGIC;
+	header.version = STORE_VERSION;
+	header.entry_size = sizeof(JpStoreEntry);
+	header.max_symbol = JP_SYMBOL_LEN;
+	header.nentries = hash_get_num_entries(store_hash);
+
+	INIT_CRC32C(crc);
+	COMP_CRC32C(crc, &header, sizeof(header));
+	if (fwrite(&header, sizeof(header), 1, file) != 1)
+		goto error;
+	COMP_CRC32C(crc, store, sizeof(StoreShared));
+	if (fwrite(store, sizeof(StoreShared), 1, file) != 1)
+		goto error;
+	hash_seq_init(&status, store_hash);
+	while ((entry = hash_seq_search(&status)) != NULL)
+	{
+		COMP_CRC32C(crc, entry, sizeof(JpStoreEntry));
+		if (fwrite(entry, sizeof(JpStoreEntry), 1, file) != 1)
+		{
+			hash_seq_term(&status);
+			goto error;
+		}
+	}
+	FIN_CRC32C(crc);
+	if (fwrite(&crc, sizeof(crc), 1, file) != 1)
+		goto error;
+	if (FreeFile(file))
+	{
+		file = NULL;
+		goto error;
+	}
+	(void) durable_rename(STORE_FILE ".tmp", STORE_FILE, LOG);
+	return;
+
+error:
+	ereport(LOG,
+			(errcode_for_file_access(),
+			 errmsg("could not write jitprof statistics file \"%s\": %m",
+					STORE_FILE ".tmp")));
+	if (file)
+		FreeFile(file);
+	unlink(STORE_FILE ".tmp");
+}
+
+static void
+store_shmem_startup(void)
+{
+	bool		found;
+	HASHCTL		info;
+
+	if (prev_shmem_startup_hook)
+		prev_shmem_startup_hook();
+
+	LWLockAcquire(AddinShmemInitLock, LW_EXCLUSIVE);
+
+	store = ShmemInitStruct("jitprof store", sizeof(StoreShared), &found);
+	if (!found)
+	{
+		memset(store, 0, sizeof(StoreShared));
+		store->lock = &(GetNamedLWLockTranche("jitprof"))->lock;
+		store->stats_reset = GetCurrentTimestamp();
+	}
+
+	info.keysize = sizeof(JpStoreKey);
+	info.entrysize = sizeof(JpStoreEntry);
+	store_hash = ShmemInitHash("jitprof hotspots",
+							   jitprof_max_hotspots, jitprof_max_hotspots,
+							   &info, HASH_ELEM | HASH_BLOBS);
+
+	LWLockRelease(AddinShmemInitLock);
+
+	/* the postmaster loads the saved file and saves at shutdown */
+	if (!IsUnderPostmaster)
+	{
+		on_shmem_exit(store_save, (Datum) 0);
+		if (!found && jitprof_save)
+			store_load();
+	}
+}
 
 void
 jp_store_init(void)
 {
+	DefineCustomBoolVariable("jitprof.save",
+							 "Saves hotspot statistics across server shutdowns.",
+							 NULL,
+							 &jitprof_save,
+							 true,
+							 PGC_SIGHUP,
+							 0,
+							 NULL, NULL, NULL);
+
+	/* a PGC_POSTMASTER setting can only be defined at server start */
+	if (!process_shared_preload_libraries_in_progress)
+		return;
+
+	DefineCustomIntVariable("jitprof.max_hotspots",
+							"Maximum number of entries in the shared hotspot store.",
+							"When the store is full, the 5% of entries with the fewest samples are evicted.",
+							&jitprof_max_hotspots,
+							5000,
+							100,
+							1000000,
+							PGC_POSTMASTER,
+							0,
+							NULL, NULL, NULL);
+
+	prev_shmem_request_hook = shmem_request_hook;
+	shmem_request_hook = store_shmem_request;
+	prev_shmem_startup_hook = shmem_startup_hook;
+	shmem_startup_hook = store_shmem_startup;
+}
+
+bool
+jp_store_available(void)
+{
+	return store != NULL && store_hash != NULL;
+}
+
+/* ERROR unless the store exists, that is, unless jitprof was preloaded */
+void
+jp_store_require(void)
+{
+	if (!jp_store_available())
+		ereport(ERROR,
+				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+				 errmsg("jitprof must be loaded via shared_preload_libraries to collect hotspot statistics"),
+				 errhint("Add jitprof to shared_preload_libraries in postgresql.conf and restart the server.")));
+}
+
+uint32
+jp_store_discriminator(const char *symbol)
+{
+	uint32		h = hash_bytes((const unsigned char *) symbol, strlen(symbol));
+
+	return h == 0 ? 1 : h;
+}
+
+/* how much an entry is worth keeping: its samples */
+static inline int64
+entry_usage(const JpStoreEntry *entry)
+{
+	return entry->key.discriminator == 0 ? entry->query_samples :
+		entry->total_samples;
+}
+
+/* qsort comparator: fewest samples first, then least recently seen */
+static int
+evict_cmp(const void *a, const void *b)
+{
+	const JpStoreEntry *ea = *(JpStoreEntry *const *) a;
+	const JpStoreEntry *eb = *(JpStoreEntry *const *) b;
+	int64		ua = entry_usage(ea);
+	int64		ub = entry_usage(eb);
+
+	if (ua != ub)
+		return ua < ub ? -1 : 1;
+	if (ea->last_seen != eb->last_seen)
+		return ea->last_seen < eb->last_seen ? -1 : 1;
+	return 0;
+}
+
+/* Make room for new entries.  Caller holds the lock exclusively. */
+static void
+evict_entries(void)
+{
+	HASH_SEQ_STATUS status;
+	JpStoreEntry **all;
+	JpStoreEntry *entry;
+	long		n = 0;
+	long		nvictims;
+
+	all = palloc_extended(hash_get_num_entries(store_hash) * sizeof(JpStoreEntry *),
+						  MCXT_ALLOC_NO_OOM);
+	if (all == NULL)
+		return;
+	hash_seq_init(&status, store_hash);
+	while ((entry = hash_seq_search(&status)) != NULL)
+		all[n++] = entry;
+	qsort(all, n, sizeof(JpStoreEntry *), evict_cmp);
+	nvictims = Max(1, (long) (n * EVICT_FRACTION));
+	nvictims = Min(nvictims, n);
+	for (long i = 0; i < nvictims; i++)
+		hash_search(store_hash, &all[i]->key, HASH_REMOVE, NULL);
+	store->evictions += nvictims;
+	pfree(all);
+}
+
+static JpStoreEntry *
+find_or_add(const JpStoreKey *key, TimestampTz now, bool add)
+{
+	JpStoreEntry *entry;
+	bool		found;
+
+	entry = hash_search(store_hash, key, HASH_FIND, NULL);
+	if (entry != NULL || !add)
+		return entry;
+	if (hash_get_num_entries(store_hash) >= jitprof_max_hotspots)
+		evict_entries();
+	entry = hash_search(store_hash, key, HASH_ENTER_NULL, &found);
+	if (entry == NULL)
+		return NULL;
+	if (!found)
+	{
+		memset((char *) entry + sizeof(JpStoreKey), 0,
+			   sizeof(JpStoreEntry) - sizeof(JpStoreKey));
+		entry->first_seen = now;
+	}
+	return entry;
+}
+
+/*
+ * Add one query execution's samples (or a parallel worker's share of them)
+ * to the store.  "deltas" are the JIT functions that were compiled or
+ * sampled since the last flush; each names its own query.
+ */
+void
+jp_store_flush(Oid userid, Oid dbid, int64 queryid, bool count_execution,
+			   int64 query_samples, const JpStoreDelta *deltas, int ndeltas,
+			   const JpSamplerHealth *health)
+{
+	TimestampTz now = GetCurrentTimestamp();
+	JpStoreKey	key;
+	JpStoreEntry *entry;
+
+	if (!jp_store_available())
+		return;
+
+	LWLockAcquire(store->lock, LW_EXCLUSIVE);
+
+	store->health.samples_taken += health->samples_taken;
+	store->health.samples_jit_self += health->samples_jit_self;
+	store->health.samples_jit_total += health->samples_jit_total;
+	store->health.samples_dropped += health->samples_dropped;
+	store->health.functions_untracked += health->functions_untracked;
+	store->health.flushes++;
+
+	/*
+	 * The query's summary row (queryid 0 means no query ID was computed).  A
+	 * query that neither compiled nor ran JIT code and was too short to be
+	 * sampled gets no new row: it would only crowd out the others.
+	 */
+	if (queryid != 0)
+	{
+		memset(&key, 0, sizeof(key));
+		key.userid = userid;
+		key.dbid = dbid;
+		key.queryid = queryid;
+		key.plan_node_id = -1;
+		key.discriminator = 0;
+		entry = find_or_add(&key, now, ndeltas > 0 || query_samples > 0);
+		if (entry != NULL)
+		{
+			if (count_execution)
+				entry->executions++;
+			entry->query_samples += query_samples;
+			entry->last_seen = now;
+		}
+	}
+
+	for (int i = 0; i < ndeltas; i++)
+	{
+		const JpStoreDelta *d = &deltas[i];
+
+		memset(&key, 0, sizeof(key));
+		key.userid = userid;
+		key.dbid = dbid;
+		key.queryid = d->origin->queryid;
+		key.plan_node_id = d->origin->plan_node_id;
+		key.discriminator = jp_store_discriminator(d->origin->symbol);
+		entry = find_or_add(&key, now, true);
+		if (entry == NULL)
+			continue;
+		if (entry->symbol[0] == '\0')
+		{
+			strlcpy(entry->node_type, d->origin->node_type, JP_NODE_TYPE_LEN);
+			strlcpy(entry->role, d->origin->role, JP_ROLE_LEN);
+			strlcpy(entry->symbol, d->origin->symbol, JP_SYMBOL_LEN);
+		}
+		entry->self_samples += d->self_samples;
+		entry->total_samples += d->total_samples;
+		entry->query_samples += d->query_samples;
+		entry->compilations += d->compilations;
+		if (d->compilations > 0)
+			entry->code_bytes = d->code_bytes;
+		entry->last_seen = now;
+	}
+
+	LWLockRelease(store->lock);
+}
+
+void
+jp_store_lock_shared(void)
+{
+	LWLockAcquire(store->lock, LW_SHARED);
+}
+
+void
+jp_store_unlock(void)
+{
+	LWLockRelease(store->lock);
+}
+
+/* iterate over all entries; caller holds the lock */
+void
+jp_store_begin_scan(HASH_SEQ_STATUS *status)
+{
+	hash_seq_init(status, store_hash);
+}
+
+void
+jp_store_health(JpSamplerHealth *health, int64 *evictions, int64 *entries,
+				TimestampTz *stats_reset)
+{
+	LWLockAcquire(store->lock, LW_SHARED);
+	*health = store->health;
+	*evictions = store->evictions;
+	*entries = hash_get_num_entries(store_hash);
+	*stats_reset = store->stats_reset;
+	LWLockRelease(store->lock);
+}
+
+void
+jp_store_reset(void)
+{
+	HASH_SEQ_STATUS status;
+	JpStoreEntry *entry;
+
+	LWLockAcquire(store->lock, LW_EXCLUSIVE);
+	hash_seq_init(&status, store_hash);
+	while ((entry = hash_seq_search(&status)) != NULL)
+		hash_search(store_hash, &entry->key, HASH_REMOVE, NULL);
+	memset(&store->health, 0, sizeof(store->health));
+	store->evictions = 0;
+	store->stats_reset = GetCurrentTimestamp();
+	LWLockRelease(store->lock);
 }

@@ -1,0 +1,104 @@
+# The hotspot store across server restarts: a clean restart keeps every
+# counter (pg_stat/jitprof.stat); jitprof.save = off does not; a corrupt or
+# foreign file is ignored with a WARNING; and after a backend is killed with
+# SIGKILL mid-query the cluster recovers, with the store reinitialised empty
+# (shared memory is rebuilt and the file is written only at clean shutdown).
+use strict;
+use warnings;
+
+use PostgreSQL::Test::Cluster;
+use PostgreSQL::Test::Utils;
+use Test::More;
+use JitprofTest;
+
+my $node = jitprof_node('restart',
+	conf => "jitprof.sample_rate = 1000\nrestart_after_crash = on\n");
+my $file = $node->data_dir . '/pg_stat/jitprof.stat';
+
+my $query = 'SELECT count(*) FROM generate_series(1, 300000) g WHERE sqrt(g::float8) * 3 > 7';
+my $expected = $node->safe_psql('postgres', $query);
+$node->safe_psql('postgres', 'SELECT jitprof_reset()');
+$node->safe_psql('postgres', "$query; $query; $query");
+
+# the workload's query ID (the views' own queries are in the store too)
+my $qid = $node->safe_psql('postgres', q{
+SELECT DISTINCT queryid FROM jitprof_hotspots WHERE compilations = 3});
+like($qid, qr/^-?\d+$/, 'one query compiled three times');
+
+my $snapshot = qq{
+SELECT string_agg(format('%s|%s|%s|%s|%s|%s|%s|%s', queryid, plan_node_id, role,
+                         symbol, self_samples, total_samples, query_samples,
+                         compilations), E'\\n' ORDER BY symbol)
+  FROM jitprof_hotspots WHERE queryid = $qid};
+my $queries = qq{
+SELECT format('%s|%s|%s|%s', queryid, executions, query_samples, functions)
+  FROM jitprof_queries WHERE queryid = $qid};
+my $before = $node->safe_psql('postgres', $snapshot);
+my $before_q = $node->safe_psql('postgres', $queries);
+like($before, qr/\|3$/m, 'the query\'s functions are in the store');
+like($before_q, qr/^-?\d+\|3\|\d+\|[1-9]\d*$/, 'and its summary row');
+
+$node->restart;
+ok(!-e $file, 'the statistics file is removed once loaded');
+is($node->safe_psql('postgres', $snapshot), $before, 'hotspots survive a clean restart');
+is($node->safe_psql('postgres', $queries), $before_q, 'query rows survive a clean restart');
+
+# jitprof.save = off: nothing written, the store starts empty.
+$node->append_conf('postgresql.conf', "jitprof.save = off\n");
+$node->restart;
+is($node->safe_psql('postgres', $snapshot), '', 'jitprof.save = off starts empty');
+is($node->safe_psql('postgres', 'SELECT count(*) < 10 FROM jitprof_hotspots'), 't',
+	'with nothing loaded');
+$node->append_conf('postgresql.conf', "jitprof.save = on\n");
+$node->reload;
+
+# A corrupt file (one flipped byte) and a foreign file are ignored.
+$node->safe_psql('postgres', $query);
+$node->stop;
+ok(-s $file, 'clean shutdown writes the statistics file');
+my $data = slurp_file($file);
+substr($data, length($data) - 10, 1) = chr(ord(substr($data, length($data) - 10, 1)) ^ 0xff);
+open my $fh, '>:raw', $file or die;
+print $fh $data;
+close $fh;
+my $offset = -s $node->logfile;
+$node->start;
+like(slurp_file($node->logfile, $offset),
+	qr/WARNING:  ignoring jitprof statistics file "pg_stat\/jitprof\.stat": it is corrupt/,
+	'a corrupt file is reported');
+is($node->safe_psql('postgres', $snapshot), '', 'and its contents ignored');
+
+$node->stop;
+open $fh, '>:raw', $file or die;
+print $fh "this is not a jitprof statistics file\n" x 10;
+close $fh;
+$offset = -s $node->logfile;
+$node->start;
+like(slurp_file($node->logfile, $offset), qr/WARNING:  ignoring jitprof statistics file/,
+	'a foreign file is reported');
+is($node->safe_psql('postgres', 'SELECT count(*) FROM jitprof_hotspots WHERE node_type = \'FunctionScan\''),
+	'0', 'and ignored');
+
+# kill -9 of a backend in the middle of a sampled, JIT-compiled query.
+$node->safe_psql('postgres', $query);
+my $session = $node->background_psql('postgres');
+my $pid = $session->query_safe('SELECT pg_backend_pid()');
+$session->query_until(qr/started/, q{
+\echo started
+SELECT count(*) FROM generate_series(1, 50000000) g WHERE sqrt(g::float8) * 3 > 7;
+});
+sleep 1;
+kill 'KILL', $pid;
+$session->quit;
+$node->poll_query_until('postgres', 'SELECT 1', '1') or die 'server did not come back';
+like(slurp_file($node->logfile, $offset), qr/terminated by signal 9: Killed/,
+	'the postmaster saw the backend die');
+is($node->safe_psql('postgres', $query), $expected, 'queries run again after crash recovery');
+is($node->safe_psql('postgres', qq{
+SELECT max(compilations) FROM jitprof_hotspots WHERE queryid = $qid}),
+	'1', 'the store was reinitialised by the crash restart');
+cmp_ok($node->safe_psql('postgres', 'SELECT count(*) FROM jitprof_hotspots'), '>', 0,
+	'and collects again');
+
+$node->stop;
+done_testing();
