@@ -34,7 +34,7 @@ typedef struct JitprofOrigin
 	int32		plan_node_id;
 	char		node_type[JP_NODE_TYPE_LEN];
 	char		role[JP_ROLE_LEN];
-	char symbol[JP_SYMBOL_LEN];
+	char		symbol[JP_SYMBOL_LEN];
 } JitprofOrigin;
 
 /* One linked function, as the sinks and the SQL views see it. */

@@ -155,7 +155,7 @@ typedef struct FirstEvaluation
 {
 	ExprStateEvalFunc evalfunc;
 	void	   *evalfunc_private;
-}			FirstEvaluation;
+} FirstEvaluation;
 
 static void
 link_failure_context(void *arg)

@@ -12,6 +12,9 @@ if ! command -v pg_bsd_indent >/dev/null; then
 fi
 
 server=$(pg_config --includedir-server)
+# snowball's "typedef unsigned char symbol" is not ours, and would break
+# every field named symbol
+exclude='^(symbol)$'
 llvm_c=$(llvm-config-14 --includedir)/llvm-c
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
@@ -23,7 +26,7 @@ trap 'rm -rf "$tmp"' EXIT
 	grep -rhoE '^typedef\s+[^;]*\(\s*\*\s*[A-Za-z_][A-Za-z0-9_]*\)' "$server" "$llvm_c" |
 		sed -E 's/.*\(\s*\*\s*([A-Za-z_][A-Za-z0-9_]*)\)$/\1/'
 	cat "$top"/typedefs.list
-} | grep -E '^[A-Za-z_][A-Za-z0-9_]*$' | sort -u >"$tmp"/typedefs
+} | grep -E '^[A-Za-z_][A-Za-z0-9_]*$' | grep -vE "$exclude" | sort -u >"$tmp"/typedefs
 
 status=0
 for f in "$top"/src/*.c "$top"/src/*.h; do
