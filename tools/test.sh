@@ -22,6 +22,8 @@ build_and_install
 work=$(make_workdir test)
 trap 'rm -rf "$work"' EXIT
 status=0
+passed=0
+failed=0
 
 if [ "$what" = all ] || [ "$what" = regress ]; then
 	tests=$(sed -n 's/^REGRESS = //p' "$TOP"/Makefile)
@@ -33,10 +35,12 @@ if [ "$what" = all ] || [ "$what" = regress ]; then
 		--inputdir="$work" --outputdir="$work" \
 		--port="$PG_PORT" \
 		--dbname=contrib_regression \
-		$tests; then
+		$tests | tee "$work"/regress.log; then
 		status=1
 		cat "$work"/regression.diffs 2>/dev/null | head -200 || true
 	fi
+	passed=$((passed + $(grep -cE '^(not )?ok [0-9]|^test .* \.\.\. ok' "$work"/regress.log || true)))
+	failed=$((failed + $(grep -cE '\.\.\. FAILED|^not ok' "$work"/regress.log || true)))
 fi
 
 if [ "$what" = all ] || [ "$what" = tap ]; then
@@ -52,7 +56,7 @@ if [ "$what" = all ] || [ "$what" = tap ]; then
 		PG_TEST_PORT_DIR="$PG_TEST_PORT_DIR" \
 		TESTDIR="$work" \
 		JITPROF_SRC="$work" \
-		prove -I "$TAP_LIB" -I "$work/test/lib" "${files[@]}"); then
+		prove -I "$TAP_LIB" -I "$work/test/lib" "${files[@]}") | tee "$work"/tap.log; then
 		status=1
 		for f in "$work"/tmp_check/log/*; do
 			[ -f "$f" ] && { echo "---- $f (tail)"; tail -40 "$f"; }
@@ -60,4 +64,10 @@ if [ "$what" = all ] || [ "$what" = tap ]; then
 	fi
 fi
 
+if [ "$what" = all ] || [ "$what" = tap ]; then
+	passed=$((passed + $(grep -cE '^test/t/.*\.pl \.+ ok$' "$work"/tap.log || true)))
+	failed=$((failed + $(grep -cE '^test/t/.*\.pl +\(Wstat' "$work"/tap.log || true)))
+fi
+
+echo "jitprof: $passed passed, $failed failed"
 exit $status

@@ -62,7 +62,7 @@ SET jitprof.debug_fail_link = on;
 SELECT * FROM big WHERE val % 1000 = 7;
 });
 like($stderr, qr/link failure injected by jitprof\.debug_fail_link/, 'workers link through jitprof (injected failure)');
-like($stderr, qr/CONTEXT:.*parallel worker/, 'the failure comes from a parallel worker');
+like($stderr, qr/CONTEXT:(?:.*\n)*?.*parallel worker/, 'the failure comes from a parallel worker');
 
 # And with the failure switched off again, the same session is fine.
 ($ret, $stdout, $stderr) = $node->psql('postgres', q{
