@@ -45,29 +45,20 @@ build_and_install
 
 work=$(make_workdir bench-gdb)
 cleanup() {
-	for c in jitprof stock; do
-		[ -f "$work/$c/postmaster.pid" ] &&
-			as_pg_user "$PG_BINDIR"/pg_ctl -D "$work/$c" -m immediate stop >/dev/null 2>&1
-	done
+	stop_clusters
 	rm -rf "$work"
 }
 trap cleanup EXIT
 
 start_cluster() {
 	local name=$1 port=$2 extra=$3
-	as_pg_user "$PG_BINDIR"/initdb -D "$work/$name" -A trust >/dev/null
-	cat >>"$work/$name/postgresql.conf" <<EOF
-port = $port
-listen_addresses = ''
-unix_socket_directories = '$work'
-jit = on
+	init_cluster "$work/$name" "$port" "$work" "jit = on
 jit_above_cost = 0
 jit_inline_above_cost = -1
 jit_optimize_above_cost = -1
 compute_query_id = on
 max_parallel_workers_per_gather = 0
-$extra
-EOF
+$extra"
 	as_pg_user "$PG_BINDIR"/pg_ctl -D "$work/$name" -l "$work/$name.log" -w start >/dev/null
 }
 

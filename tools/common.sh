@@ -54,3 +54,25 @@ build_and_install() {
 	make -C "$TOP" -s
 	make -C "$TOP" -s install DESTDIR="$INSTALL_DESTDIR"
 }
+
+# Throwaway clusters for the benchmarks: init_cluster DATADIR PORT SOCKETDIR
+# EXTRA_CONF creates one, listening only on a socket; stop_clusters stops
+# every cluster created so (call it from an EXIT trap).
+CLUSTERS=()
+
+init_cluster() {
+	local data=$1 port=$2 sockets=$3 conf=$4
+	as_pg_user "$PG_BINDIR"/initdb -D "$data" -A trust >/dev/null
+	printf "port = %s\nlisten_addresses = ''\nunix_socket_directories = '%s'\n%s\n" \
+		"$port" "$sockets" "$conf" >>"$data"/postgresql.conf
+	CLUSTERS+=("$data")
+}
+
+stop_clusters() {
+	local data
+	for data in "${CLUSTERS[@]}"; do
+		if [ -f "$data"/postmaster.pid ]; then
+			as_pg_user "$PG_BINDIR"/pg_ctl -D "$data" -m immediate stop >/dev/null 2>&1 || true
+		fi
+	done
+}
