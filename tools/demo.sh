@@ -138,7 +138,8 @@ FROM jitprof_queries q JOIN pg_stat_statements s USING (userid, dbid, queryid)
 ORDER BY q.query_samples DESC LIMIT 5;
 SQL
 
-heading "perf report of the workload backend (pid $backend), top symbols"
-as_pg_user perf report -i "$dir"/perf.data --stdio --sort sym 2>/dev/null | grep -v '^#' | grep -v '^$' | head -25
+heading "perf report of the workload backend (pid $backend), top symbols summed by name"
+as_pg_user perf report -i "$dir"/perf.data --stdio --sort sym 2>/dev/null |
+	"$here"/perf-by-name.sh - | head -20
 
 heading "done"

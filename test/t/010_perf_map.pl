@@ -68,6 +68,22 @@ sub map_lines
 	ok((grep { /#\d+_SeqScan_qual$/ } @ours) > 0,
 		'the scan qual is among the hot symbols');
 
+	# perf lists each execution's copy of a function on its own line (own
+	# addresses); tools/perf-by-name.sh adds them up, one line per name.
+	my $by_name = '';
+	IPC::Run::run([ "$ENV{JITPROF_SRC}/tools/perf-by-name.sh", '-' ],
+		'<', \$report, '>', \$by_name)
+	  or die "perf-by-name.sh failed";
+	my ($qual) = grep { /#1_SeqScan_qual$/ } @ours;
+	my @qual_lines = grep { /^\s*[\d.]+%\s+\Q$qual\E$/ } split /\n/, $by_name;
+	is(scalar(@qual_lines), 1, 'perf-by-name.sh shows the scan qual once');
+	my ($qual_pct) = ($qual_lines[0] // '') =~ /([\d.]+)%/;
+	ok(defined $qual_pct && abs($qual_pct - $shares->{$qual}) < 0.02,
+		"perf-by-name.sh sums all its copies ($shares->{$qual}%)");
+	my @report_lines = grep { /\[\.\]\s+\Q$qual\E\s*$/ } split /\n/, $report;
+	cmp_ok(scalar(@report_lines), '>=', 2,
+		'perf report itself lists the three executions separately');
+
 	# perf record -g unwinds out of JIT code (it keeps its frame pointer):
 	# samples in the scan qual have the executor's ExecScan as caller
 	my $script;
