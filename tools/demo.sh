@@ -130,10 +130,12 @@ psql_demo -c "SELECT sum(l_extendedprice * l_discount) AS revenue FROM lineitem 
 heading "hotspots per query and plan node (jitprof_hotspots joined with pg_stat_statements)"
 psql_demo <<'SQL'
 SELECT left(s.query, 30) AS query, h.node_type, h.plan_node_id AS node, h.role,
-       h.self_pct, h.total_pct, h.symbol
+       round(h.self_pct::numeric, 1) AS self_pct,
+       round(h.total_pct::numeric, 1) AS total_pct, h.symbol
 FROM jitprof_hotspots h JOIN pg_stat_statements s USING (userid, dbid, queryid)
-ORDER BY h.self_samples DESC LIMIT 10;
-SELECT left(s.query, 30) AS query, q.executions, q.query_samples, q.jit_pct
+ORDER BY h.self_samples DESC LIMIT 8;
+SELECT left(s.query, 30) AS query, q.executions, q.query_samples,
+       round(q.jit_pct::numeric, 1) AS jit_pct
 FROM jitprof_queries q JOIN pg_stat_statements s USING (userid, dbid, queryid)
 ORDER BY q.query_samples DESC LIMIT 5;
 SQL
