@@ -32,8 +32,13 @@
  * that reads and zeroes them (flush) blocks SIGPROF while it does.
  *
  * Samples are aggregated in this backend and flushed into the shared store
- * (store.c) when the top-level query ends (ExecutorEnd), so a long query's
- * samples become visible when it finishes.  The slot of a function whose
+ * (store.c) when the top-level query ends (ExecutorEnd), and during a long
+ * query every jitprof.flush_interval seconds of CPU time.  A flush needs a
+ * lock, so it cannot happen in the handler: when one is due, the handler
+ * points the ExecProcNode of the running plan's nodes at flush_trampoline()
+ * (one pointer store each, nothing else), and the next node the executor
+ * calls flushes, restores every node's function and carries on.  Outside
+ * those moments the executor runs untouched.  The slot of a function whose
  * code is freed earlier (a statement nested in a function frees its code at
  * its own ExecutorEnd) is recycled there, its counts kept in a backend-local
  * table until the flush.  Parallel workers sample and flush on their own,
@@ -51,6 +56,7 @@
 
 #include "access/parallel.h"
 #include "executor/executor.h"
+#include "nodes/nodeFuncs.h"
 #include "miscadmin.h"
 #include "utils/guc.h"
 #include "utils/hsearch.h"
@@ -91,6 +97,7 @@ typedef struct SampledFunction
 	bool		in_use;			/* slot holds a function */
 	bool		live;			/* code still mapped */
 	bool		compiled;		/* linked since the last flush */
+	bool		in_query;		/* linked by the running top-level query */
 	uint64		object_key;
 	uint64		size;
 	JitprofOrigin origin;
@@ -110,6 +117,28 @@ typedef struct RangeTable
 } RangeTable;
 
 int			jitprof_sample_rate = 99;
+int			jitprof_flush_interval = 10;
+
+/*
+ * The plan nodes of the running top-level query, and their ExecProcNode
+ * functions while a mid-query flush is armed.
+ */
+typedef struct WatchedNode
+{
+	PlanState  *node;
+	ExecProcNodeMtd saved;
+}			WatchedNode;
+
+#define MAX_WATCHED		256
+
+static WatchedNode watched[MAX_WATCHED];
+static volatile int nwatched = 0;
+static volatile sig_atomic_t flush_armed = false;
+static volatile uint32 samples_since_flush = 0;
+static uint32 flush_after_samples = 0;	/* 0: flush only at the end */
+static QueryDesc *running_query = NULL;
+
+static TupleTableSlot *flush_trampoline(PlanState *node);
 
 static SampledFunction slots[MAX_SLOTS];
 static int	slots_hwm = 0;		/* slots[slots_hwm ..] are all free */
@@ -145,6 +174,7 @@ typedef struct PendingFunction
 	int64		total_samples;
 	int64		compilations;
 	int64		code_bytes;
+	bool		in_query;
 } PendingFunction;
 
 static HTAB *pending = NULL;
@@ -212,6 +242,19 @@ sample_handler(int signo, siginfo_t *info, void *context)
 		return;
 	}
 	query_samples += weight;
+
+	/* a mid-query flush is due: have the executor's next node call do it */
+	samples_since_flush += weight;
+	if (flush_after_samples > 0 && samples_since_flush >= flush_after_samples &&
+		!flush_armed && nwatched > 0)
+	{
+		for (int i = 0; i < nwatched; i++)
+		{
+			watched[i].saved = watched[i].node->ExecProcNode;
+			watched[i].node->ExecProcNode = flush_trampoline;
+		}
+		flush_armed = true;
+	}
 
 	if (table == NULL || table->nranges == 0)
 	{
@@ -380,6 +423,7 @@ sampler_object_linked(const JitprofObject *object)
 		sf->in_use = true;
 		sf->live = true;
 		sf->compiled = true;
+		sf->in_query = true;
 		sf->object_key = object->key;
 		sf->size = fn->size;
 		sf->origin = fn->origin;
@@ -592,6 +636,7 @@ recycle_dead_slots(void)
 		}
 		pf->self_samples += sf->self_samples;
 		pf->total_samples += sf->total_samples;
+		pf->in_query |= sf->in_query;
 		if (sf->compiled)
 		{
 			pf->compilations++;
@@ -605,10 +650,13 @@ recycle_dead_slots(void)
 
 /*
  * Hand everything counted since the last flush to the store: the live
- * functions' counts and the pending ones.
+ * functions' counts and the pending ones.  "final" is the flush at the end
+ * of the top-level query, which counts an execution; the others only add
+ * samples.  A function's query_samples are those of the top-level query
+ * that linked it, counted in every flush of that query.
  */
 static void
-flush_samples(QueryDesc *queryDesc)
+flush_samples(QueryDesc *queryDesc, bool final)
 {
 	static JpStoreDelta deltas[MAX_SLOTS];
 	int			ndeltas = 0;
@@ -626,6 +674,7 @@ flush_samples(QueryDesc *queryDesc)
 	block_sampler(true, &old);
 	qsamples = query_samples;
 	query_samples = 0;
+	samples_since_flush = 0;
 	memset(&health, 0, sizeof(health));
 	health.samples_taken = h_taken;
 	health.samples_jit_self = h_self;
@@ -651,11 +700,13 @@ flush_samples(QueryDesc *queryDesc)
 			d->compilations = sf->compiled ? 1 : 0;
 			d->code_bytes = sf->size;
 			/* percentages are relative to the executions that ran the code */
-			d->query_samples = sf->compiled ? qsamples : 0;
+			d->query_samples = sf->in_query ? qsamples : 0;
 			sf->self_samples = 0;
 			sf->total_samples = 0;
 			sf->compiled = false;
 		}
+		if (final)
+			sf->in_query = false;
 	}
 	block_sampler(false, &old);
 
@@ -674,7 +725,7 @@ flush_samples(QueryDesc *queryDesc)
 			d->total_samples = pf->total_samples;
 			d->compilations = pf->compilations;
 			d->code_bytes = pf->code_bytes;
-			d->query_samples = pf->compilations > 0 ? qsamples : 0;
+			d->query_samples = pf->in_query ? qsamples : 0;
 		}
 	}
 
@@ -686,7 +737,8 @@ flush_samples(QueryDesc *queryDesc)
 		health.functions_untracked > 0)
 		jp_store_flush(GetUserId(), MyDatabaseId,
 					   (int64) queryDesc->plannedstmt->queryId,
-					   !IsParallelWorker(), qsamples, all, ndeltas, &health);
+					   final && !IsParallelWorker(), qsamples, all, ndeltas,
+					   &health);
 
 	/* the deltas point into the pending table, so empty it only now */
 	if (npending > 0)
@@ -704,7 +756,10 @@ sampler_ExecutorStart(QueryDesc *queryDesc, int eflags)
 
 	/* a new top-level query: forget samples of one that failed */
 	if (nesting_level == 0)
+	{
 		query_samples = 0;
+		samples_since_flush = 0;
+	}
 
 	/* plan initialisation generates the JIT code: that is the query's too */
 	started = start_sampling();
@@ -725,11 +780,85 @@ sampler_ExecutorStart(QueryDesc *queryDesc, int eflags)
 	PG_END_TRY();
 }
 
+/* collect the plan's nodes into watched[] */
+static bool
+watch_node(PlanState *node, void *context)
+{
+	if (node == NULL)
+		return false;
+	if (nwatched < MAX_WATCHED)
+	{
+		watched[nwatched].node = node;
+		watched[nwatched].saved = NULL;
+		nwatched++;
+	}
+	return planstate_tree_walker(node, watch_node, context);
+}
+
+/*
+ * Put back the ExecProcNode functions that an armed flush replaced, and
+ * return the one of "node" (NULL if it was not replaced).
+ */
+static ExecProcNodeMtd
+disarm_flush(PlanState *node)
+{
+	ExecProcNodeMtd result = NULL;
+	sigset_t	old;
+
+	block_sampler(true, &old);
+	if (flush_armed)
+	{
+		for (int i = 0; i < nwatched; i++)
+		{
+			if (watched[i].node->ExecProcNode != flush_trampoline)
+				continue;
+			watched[i].node->ExecProcNode = watched[i].saved;
+			if (watched[i].node == node)
+				result = watched[i].saved;
+		}
+		flush_armed = false;
+	}
+	block_sampler(false, &old);
+	return result;
+}
+
+/*
+ * Stands in for a plan node's ExecProcNode when a mid-query flush is due:
+ * flushes from this safe point in the executor, then runs the node.
+ */
+static TupleTableSlot *
+flush_trampoline(PlanState *node)
+{
+	ExecProcNodeMtd next = disarm_flush(node);
+
+	if (next == NULL)
+		elog(ERROR, "jitprof: plan node %d is not watched by the sampler",
+			 node->plan ? node->plan->plan_node_id : -1);
+	flush_samples(running_query, false);
+	return next(node);
+}
+
 static void
 sampler_ExecutorRun(QueryDesc *queryDesc, ScanDirection direction,
 					uint64 count, bool execute_once)
 {
 	bool		started = start_sampling();
+
+	if (started)
+	{
+		/* watched[] is complete before the handler may look at it */
+		int			n;
+
+		nwatched = 0;
+		watch_node(queryDesc->planstate, NULL);
+		n = nwatched;
+		nwatched = 0;
+		pg_compiler_barrier();
+		running_query = queryDesc;
+		flush_after_samples = (uint32) Min((int64) jitprof_flush_interval *
+										   jitprof_sample_rate, PG_UINT32_MAX);
+		nwatched = n;
+	}
 
 	nesting_level++;
 	PG_TRY();
@@ -743,7 +872,12 @@ sampler_ExecutorRun(QueryDesc *queryDesc, ScanDirection direction,
 	{
 		nesting_level--;
 		if (started)
+		{
 			stop_sampling();
+			disarm_flush(NULL);
+			nwatched = 0;
+			running_query = NULL;
+		}
 	}
 	PG_END_TRY();
 }
@@ -797,7 +931,7 @@ sampler_ExecutorEnd(QueryDesc *queryDesc)
 
 	/* the query's JIT code is released by now; flush it and its samples */
 	if (nesting_level == 0)
-		flush_samples(queryDesc);
+		flush_samples(queryDesc, true);
 	else
 		recycle_dead_slots();
 }
@@ -814,6 +948,17 @@ jp_sampler_init(void)
 							10000,
 							PGC_SUSET,
 							0,
+							NULL, NULL, NULL);
+
+	DefineCustomIntVariable("jitprof.flush_interval",
+							"CPU time after which a running query's samples are flushed to the hotspot store.",
+							"0 flushes only when the query ends.",
+							&jitprof_flush_interval,
+							10,
+							0,
+							3600,
+							PGC_SUSET,
+							GUC_UNIT_S,
 							NULL, NULL, NULL);
 
 	/* the store and its executor hooks exist only when preloaded */

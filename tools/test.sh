@@ -56,7 +56,7 @@ if [ "$what" = all ] || [ "$what" = tap ]; then
 		PG_TEST_PORT_DIR="$PG_TEST_PORT_DIR" \
 		TESTDIR="$work" \
 		JITPROF_SRC="$work" \
-		prove -I "$TAP_LIB" -I "$work/test/lib" "${files[@]}") | tee "$work"/tap.log; then
+		prove ${JITPROF_PROVE_FLAGS:-} -I "$TAP_LIB" -I "$work/test/lib" "${files[@]}") | tee "$work"/tap.log; then
 		status=1
 		for f in "$work"/tmp_check/log/*; do
 			[ -f "$f" ] && { echo "---- $f (tail)"; tail -40 "$f"; }
