@@ -19,8 +19,13 @@ dir=$(mktemp -d /tmp/jitprof-demo.XXXXXX)
 chown "$PG_OS_USER" "$dir"
 data=$dir/data
 pg_started=
+backend=
 
 cleanup() {
+	# the workload backend kept its perf map for perf report
+	if [ -n "$backend" ]; then
+		rm -f "/tmp/perf-$backend.map"
+	fi
 	if [ -n "$pg_started" ]; then
 		as_pg_user "$PG_BINDIR"/pg_ctl -D "$data" -m fast -w stop >/dev/null || true
 	fi
@@ -54,7 +59,6 @@ max_parallel_workers_per_gather = 0
 jit_above_cost = 10000
 jit_inline_above_cost = 50000
 jit_optimize_above_cost = 50000
-jitprof.perf_map_keep = on
 CONF
 as_pg_user "$PG_BINDIR"/pg_ctl -D "$data" -l "$dir"/server.log -w start >/dev/null
 pg_started=1
@@ -80,6 +84,8 @@ SQL
 workload=$dir/workload.sql
 cat >"$workload" <<'SQL'
 SELECT pg_backend_pid() \g (tuples_only=on) pid.txt
+-- keep this backend's perf map for perf report after it exits
+SET jitprof.perf_map_keep = on;
 SELECT pg_sleep(1);
 -- Q1: pricing summary report
 SELECT l_returnflag, l_linestatus,
@@ -142,6 +148,6 @@ SQL
 
 heading "perf report of the workload backend (pid $backend), top symbols summed by name"
 as_pg_user perf report -i "$dir"/perf.data --stdio --sort sym 2>/dev/null |
-	"$here"/perf-by-name.sh - | head -20
+	"$here"/perf-by-name.sh - | sed -n 1,20p
 
 heading "done"
