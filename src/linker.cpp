@@ -2,8 +2,9 @@
 //
 // llvmjit.so creates the object layer of each of its two LLJIT instances by
 // calling LLVMOrcCreateRTDyldObjectLinkingLayerWithSectionMemoryManager(),
-// and attaches JIT event listeners with
-// LLVMOrcRTDyldObjectLinkingLayerRegisterJITEventListener().  Both are
+// attaches JIT event listeners with
+// LLVMOrcRTDyldObjectLinkingLayerRegisterJITEventListener(), and installs
+// its error reporter with LLVMOrcExecutionSessionSetErrorReporter().  All are
 // undefined dynamic symbols of llvmjit.so, bound when it is loaded.  jitprof.so
 // is loaded with RTLD_GLOBAL before llvmjit.so (it is the jit_provider, and
 // loads llvmjit itself), so the definitions below are the ones llvmjit binds
@@ -78,6 +79,19 @@ void *originalSymbol(const char *Name) {
   if (!Sym)
     Sym = dlsym(RTLD_NEXT, Name);
   return Sym;
+}
+
+// libLLVM's two object-layer functions that jitprof shadows, looked up once.
+CreateRTDyldLayerFn originalCreateLayer() {
+  static auto Fn = reinterpret_cast<CreateRTDyldLayerFn>(originalSymbol(
+      "LLVMOrcCreateRTDyldObjectLinkingLayerWithSectionMemoryManager"));
+  return Fn;
+}
+
+RegisterListenerFn originalRegisterListener() {
+  static auto Fn = reinterpret_cast<RegisterListenerFn>(originalSymbol(
+      "LLVMOrcRTDyldObjectLinkingLayerRegisterJITEventListener"));
+  return Fn;
 }
 
 // A function collected from a link graph, waiting for the object's emission.
@@ -242,18 +256,13 @@ LLVMOrcCreateRTDyldObjectLinkingLayerWithSectionMemoryManager(
     LLVMOrcExecutionSessionRef ES) {
   // Preloading jitprof puts these definitions first for any llvmjit.so;
   // with jit_provider = 'llvmjit' that llvmjit must stay stock.
-  if (!jitprof_provider_active) {
-    static auto Create = reinterpret_cast<CreateRTDyldLayerFn>(originalSymbol(
-        "LLVMOrcCreateRTDyldObjectLinkingLayerWithSectionMemoryManager"));
-    if (Create)
-      return Create(ES);
-  }
+  CreateRTDyldLayerFn Create = originalCreateLayer();
+
+  if (!jitprof_provider_active && Create)
+    return Create(ES);
 
   if (jitprof_linker == JP_LINKER_RTDYLD) {
-    static auto Create = reinterpret_cast<CreateRTDyldLayerFn>(originalSymbol(
-        "LLVMOrcCreateRTDyldObjectLinkingLayerWithSectionMemoryManager"));
-    static auto Register = reinterpret_cast<RegisterListenerFn>(
-        originalSymbol("LLVMOrcRTDyldObjectLinkingLayerRegisterJITEventListener"));
+    RegisterListenerFn Register = originalRegisterListener();
     if (Create && Register) {
       static RTDyldRegistryListener Listener;
       LLVMOrcObjectLayerRef Layer = Create(ES);
@@ -280,12 +289,10 @@ __attribute__((visibility("default"))) void
 LLVMOrcRTDyldObjectLinkingLayerRegisterJITEventListener(
     LLVMOrcObjectLayerRef RTDyldObjLinkingLayer,
     LLVMJITEventListenerRef Listener) {
-  if (!jitprof_provider_active) {
-    static auto Register = reinterpret_cast<RegisterListenerFn>(
-        originalSymbol("LLVMOrcRTDyldObjectLinkingLayerRegisterJITEventListener"));
-    if (Register)
-      Register(RTDyldObjLinkingLayer, Listener);
-  }
+  RegisterListenerFn Register = originalRegisterListener();
+
+  if (!jitprof_provider_active && Register)
+    Register(RTDyldObjLinkingLayer, Listener);
 }
 
 // llvmjit installs its error reporter on each LLJIT's execution session
