@@ -153,6 +153,13 @@ is_runtime_key(ExprState *state, IndexRuntimeKeyInfo *keys, int nkeys)
 	return false;
 }
 
+/* built as a qual or a projection, by its flags alone */
+static bool
+is_qual_or_projection(ExprState *state)
+{
+	return (state->flags & EEO_FLAG_IS_QUAL) != 0 || state->resultslot != NULL;
+}
+
 /*
  * The role an expression plays in its plan node: which field of the node's
  * state it was compiled for.  "expr" when it is none of those we know.
@@ -181,8 +188,7 @@ expr_role(ExprState *state)
 				list_member_ptr(((HashJoinState *) ps)->hj_OuterHashKeys, state))
 				return "outer_hashkeys";
 			/* merge clauses live in a struct private to nodeMergejoin.c */
-			if (IsA(ps, MergeJoinState) &&
-				!(state->flags & EEO_FLAG_IS_QUAL) && state->resultslot == NULL)
+			if (IsA(ps, MergeJoinState) && !is_qual_or_projection(state))
 				return "merge_key";
 			break;
 		case T_HashState:
@@ -311,7 +317,7 @@ expr_role(ExprState *state)
 			 * structs private to their executor file.
 			 */
 		case T_FunctionScanState:
-			if (!(state->flags & EEO_FLAG_IS_QUAL) && state->resultslot == NULL)
+			if (!is_qual_or_projection(state))
 				return "function_args";
 			break;
 		case T_LimitState:
