@@ -780,17 +780,22 @@ sampler_ExecutorStart(QueryDesc *queryDesc, int eflags)
 	PG_END_TRY();
 }
 
-/* collect the plan's nodes into watched[] */
+/*
+ * Collect the plan's nodes into watched[]; context counts them.  The
+ * handler does not look at watched[] until nwatched is published.
+ */
 static bool
 watch_node(PlanState *node, void *context)
 {
+	int		   *n = (int *) context;
+
 	if (node == NULL)
 		return false;
-	if (nwatched < MAX_WATCHED)
+	if (*n < MAX_WATCHED)
 	{
-		watched[nwatched].node = node;
-		watched[nwatched].saved = NULL;
-		nwatched++;
+		watched[*n].node = node;
+		watched[*n].saved = NULL;
+		(*n)++;
 	}
 	return planstate_tree_walker(node, watch_node, context);
 }
@@ -844,19 +849,15 @@ sampler_ExecutorRun(QueryDesc *queryDesc, ScanDirection direction,
 {
 	bool		started = start_sampling();
 
-	if (started)
+	if (started && jitprof_flush_interval > 0)
 	{
-		/* watched[] is complete before the handler may look at it */
-		int			n;
+		int			n = 0;
 
-		nwatched = 0;
-		watch_node(queryDesc->planstate, NULL);
-		n = nwatched;
-		nwatched = 0;
-		pg_compiler_barrier();
+		watch_node(queryDesc->planstate, &n);
 		running_query = queryDesc;
 		flush_after_samples = (uint32) Min((int64) jitprof_flush_interval *
 										   jitprof_sample_rate, PG_UINT32_MAX);
+		pg_compiler_barrier();
 		nwatched = n;
 	}
 
