@@ -13,6 +13,7 @@ OBJS = \
 	src/sink_perf_map.o \
 	src/sink_jitdump.o \
 	src/sink_gdb.o \
+	src/sink_io.o \
 	src/store.o \
 	src/sampler.o \
 	src/hotspots.o \

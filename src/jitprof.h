@@ -77,6 +77,9 @@ extern bool jitprof_debug_fail_link;
 extern bool jitprof_preloaded;
 extern void _PG_init(void);
 
+/* sink_io.c: file output for the sinks (never throws) */
+extern bool jp_write_all(int fd, const void *buf, size_t len);
+
 /* sink_perf_map.c, sink_jitdump.c, sink_gdb.c: GUCs and sink registration */
 extern void jp_perf_map_init(void);
 extern void jp_jitdump_init(void);

@@ -147,27 +147,6 @@ dump_give_up(const char *what, const char *path, int save_errno)
 			 errhint("Set jitprof.jitdump_dir to a directory the server's OS user can write to.")));
 }
 
-static bool
-write_all(int fd, const void *buf, size_t len)
-{
-	const char *p = buf;
-
-	while (len > 0)
-	{
-		ssize_t		n = write(fd, p, len);
-
-		if (n < 0)
-		{
-			if (errno == EINTR)
-				continue;
-			return false;
-		}
-		p += n;
-		len -= n;
-	}
-	return true;
-}
-
 /* writev() all of iov[0..n-1], resuming after short writes */
 static bool
 writev_all(int fd, struct iovec *iov, int n)
@@ -208,7 +187,7 @@ dump_at_exit(int code, Datum arg)
 	rec.id = JIT_CODE_CLOSE;
 	rec.total_size = sizeof(rec);
 	rec.timestamp = monotonic_ns();
-	(void) write_all(dump_fd, &rec, sizeof(rec));
+	(void) jp_write_all(dump_fd, &rec, sizeof(rec));
 	dump_close();
 }
 
@@ -296,7 +275,7 @@ dump_open(void)
 	header.pid = (uint32) dump_pid;
 	header.timestamp = monotonic_ns();
 	header.flags = 0;
-	if (!write_all(fd, &header, sizeof(header)))
+	if (!jp_write_all(fd, &header, sizeof(header)))
 	{
 		dump_give_up("cannot write file", dump_path, errno);
 		return false;

@@ -167,25 +167,6 @@ map_open(void)
 }
 
 static bool
-write_all(int fd, const char *buf, size_t len)
-{
-	while (len > 0)
-	{
-		ssize_t		n = write(fd, buf, len);
-
-		if (n < 0)
-		{
-			if (errno == EINTR)
-				continue;
-			return false;
-		}
-		buf += n;
-		len -= n;
-	}
-	return true;
-}
-
-static bool
 perf_map_enabled(void)
 {
 	return jitprof_perf_map && !map_failed;
@@ -213,7 +194,7 @@ perf_map_object_linked(const JitprofObject *object)
 		/* a line is at most 2 * 16 + 3 + JP_SYMBOL_LEN bytes */
 		if (len + 40 + JP_SYMBOL_LEN > sizeof(buf))
 		{
-			if (!write_all(map_fd, buf, len))
+			if (!jp_write_all(map_fd, buf, len))
 			{
 				map_give_up(strerror(errno), NULL, false);
 				return;
@@ -226,7 +207,7 @@ perf_map_object_linked(const JitprofObject *object)
 		if (n > 0)
 			len += Min((size_t) n, sizeof(buf) - len - 1);
 	}
-	if (len > 0 && !write_all(map_fd, buf, len))
+	if (len > 0 && !jp_write_all(map_fd, buf, len))
 		map_give_up(strerror(errno), NULL, false);
 }
 
