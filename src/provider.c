@@ -92,7 +92,11 @@ jp_library_is_jitprof(const char *path)
 	if (stat(path, &st) != 0)
 		return NULL;
 
-	if (dladdr((void *) _PG_jit_provider_init, &self) != 0 &&
+	/*
+	 * Not dladdr(_PG_jit_provider_init): that exported name may resolve to
+	 * another library's (llvmjit's, if it was loaded first).
+	 */
+	if (dladdr((void *) jp_library_is_jitprof, &self) != 0 &&
 		same_file(&st, self.dli_fname))
 		return "jitprof itself";
 
@@ -100,6 +104,18 @@ jp_library_is_jitprof(const char *path)
 	is_llvm = same_file(&st, llvm_path);
 	pfree(llvm_path);
 	return is_llvm ? "jitprof's LLVM library" : NULL;
+}
+
+/* Is code inside jitprof.so (this very copy of it)? */
+static bool
+in_this_library(const void *code)
+{
+	Dl_info		self;
+	Dl_info		other;
+
+	return dladdr((void *) jp_library_is_jitprof, &self) != 0 &&
+		dladdr(code, &other) != 0 &&
+		self.dli_fbase == other.dli_fbase;
 }
 
 static void
@@ -202,14 +218,15 @@ _PG_jit_provider_init(JitProviderCallbacks *cb)
 		 */
 		init = (JitProviderInit)
 			load_external_function(path, "_PG_jit_provider_init", true, NULL);
-		if (init == _PG_jit_provider_init)
+		if (in_this_library((const void *) init))
 			reentered = true;
 		else
 		{
-			if (llvm != NULL)
+			/* sets callbacks only (and may call back in here, see above) */
+			init(&llvmjit_callbacks);
+			if (!reentered && llvm != NULL)
 				bound = jp_got_patch((const void *) init, path,
 									 llvm->interposers, llvm->ninterposers);
-			init(&llvmjit_callbacks);
 		}
 	}
 	PG_FINALLY();
@@ -223,7 +240,7 @@ _PG_jit_provider_init(JitProviderCallbacks *cb)
 	if (reentered)
 	{
 		refuse_self_reference(cb, path,
-							  init == _PG_jit_provider_init ? "jitprof itself" :
+							  in_this_library((const void *) init) ? "jitprof itself" :
 							  "a library that loads jitprof");
 		return;
 	}
