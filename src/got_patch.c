@@ -64,8 +64,8 @@ typedef struct LoadedObject
 {
 	uintptr_t	code;			/* the address to look for */
 	bool		found;
-	ElfW(Addr)	base;
-	const ElfW(Phdr) *phdr;
+	Elf64_Addr	base;
+	const Elf64_Phdr *phdr;
 	int			phnum;
 } LoadedObject;
 
@@ -84,7 +84,7 @@ find_object(struct dl_phdr_info *info, size_t size, void *arg)
 
 	for (int i = 0; i < info->dlpi_phnum; i++)
 	{
-		const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
+		const Elf64_Phdr *ph = &info->dlpi_phdr[i];
 		uintptr_t	start = info->dlpi_addr + ph->p_vaddr;
 
 		if (ph->p_type == PT_LOAD &&
@@ -101,12 +101,12 @@ find_object(struct dl_phdr_info *info, size_t size, void *arg)
 }
 
 /* the PT_LOAD segment holding [addr, addr + len), or NULL */
-static const ElfW(Phdr) *
+static const Elf64_Phdr *
 segment_of(const LoadedObject *obj, uintptr_t addr, size_t len)
 {
 	for (int i = 0; i < obj->phnum; i++)
 	{
-		const ElfW(Phdr) *ph = &obj->phdr[i];
+		const Elf64_Phdr *ph = &obj->phdr[i];
 		uintptr_t	start = obj->base + ph->p_vaddr;
 
 		if (ph->p_type == PT_LOAD && addr >= start &&
@@ -118,7 +118,7 @@ segment_of(const LoadedObject *obj, uintptr_t addr, size_t len)
 
 /* a d_ptr of the dynamic section as an address in the object, or 0 */
 static uintptr_t
-dynamic_address(const LoadedObject *obj, ElfW(Addr) ptr)
+dynamic_address(const LoadedObject *obj, Elf64_Addr ptr)
 {
 	if (segment_of(obj, ptr, 1) != NULL)
 		return ptr;
@@ -139,7 +139,7 @@ relro_range(const LoadedObject *obj, uintptr_t *lo, uintptr_t *hi)
 	*lo = *hi = 0;
 	for (int i = 0; i < obj->phnum; i++)
 	{
-		const ElfW(Phdr) *ph = &obj->phdr[i];
+		const Elf64_Phdr *ph = &obj->phdr[i];
 
 		if (ph->p_type == PT_GNU_RELRO)
 		{
@@ -164,7 +164,7 @@ write_slot(const LoadedObject *obj, void **slot, void *value)
 	void	   *page = (void *) (addr & ~(page_size - 1));
 	uintptr_t	relro_lo;
 	uintptr_t	relro_hi;
-	const ElfW(Phdr) *seg = segment_of(obj, addr, sizeof(void *));
+	const Elf64_Phdr *seg = segment_of(obj, addr, sizeof(void *));
 
 	if (seg == NULL)
 		return false;
@@ -202,13 +202,13 @@ jp_got_patch(const void *code, const char *library,
 			 const JitprofInterposer *interposers, int ninterposers)
 {
 	LoadedObject obj = {0};
-	const ElfW(Dyn) *dyn = NULL;
-	const ElfW(Sym) *symtab = NULL;
+	const Elf64_Dyn *dyn = NULL;
+	const Elf64_Sym *symtab = NULL;
 	const char *strtab = NULL;
 	size_t		strsz = 0;
-	const ElfW(Rela) *tables[2] = {NULL, NULL};
+	const Elf64_Rela *tables[2] = {NULL, NULL};
 	size_t		table_sizes[2] = {0, 0};
-	size_t		relaent = sizeof(ElfW(Rela));
+	size_t		relaent = sizeof(Elf64_Rela);
 	GotSlot		slots[MAX_SLOTS];
 	int			nslots = 0;
 	void	   *originals[MAX_SLOTS];
@@ -224,7 +224,7 @@ jp_got_patch(const void *code, const char *library,
 
 	for (int i = 0; i < obj.phnum; i++)
 		if (obj.phdr[i].p_type == PT_DYNAMIC)
-			dyn = (const ElfW(Dyn) *) (obj.base + obj.phdr[i].p_vaddr);
+			dyn = (const Elf64_Dyn *) (obj.base + obj.phdr[i].p_vaddr);
 	if (dyn == NULL)
 	{
 		warn_not_bound(library, _("The library has no dynamic section."));
@@ -236,7 +236,7 @@ jp_got_patch(const void *code, const char *library,
 		switch (dyn->d_tag)
 		{
 			case DT_SYMTAB:
-				symtab = (const ElfW(Sym) *) dynamic_address(&obj, dyn->d_un.d_ptr);
+				symtab = (const Elf64_Sym *) dynamic_address(&obj, dyn->d_un.d_ptr);
 				break;
 			case DT_STRTAB:
 				strtab = (const char *) dynamic_address(&obj, dyn->d_un.d_ptr);
@@ -245,7 +245,7 @@ jp_got_patch(const void *code, const char *library,
 				strsz = dyn->d_un.d_val;
 				break;
 			case DT_RELA:
-				tables[0] = (const ElfW(Rela) *) dynamic_address(&obj, dyn->d_un.d_ptr);
+				tables[0] = (const Elf64_Rela *) dynamic_address(&obj, dyn->d_un.d_ptr);
 				break;
 			case DT_RELASZ:
 				table_sizes[0] = dyn->d_un.d_val;
@@ -254,7 +254,7 @@ jp_got_patch(const void *code, const char *library,
 				relaent = dyn->d_un.d_val;
 				break;
 			case DT_JMPREL:
-				tables[1] = (const ElfW(Rela) *) dynamic_address(&obj, dyn->d_un.d_ptr);
+				tables[1] = (const Elf64_Rela *) dynamic_address(&obj, dyn->d_un.d_ptr);
 				break;
 			case DT_PLTRELSZ:
 				table_sizes[1] = dyn->d_un.d_val;
@@ -268,7 +268,7 @@ jp_got_patch(const void *code, const char *library,
 				break;
 		}
 	}
-	if (symtab == NULL || strtab == NULL || relaent != sizeof(ElfW(Rela)))
+	if (symtab == NULL || strtab == NULL || relaent != sizeof(Elf64_Rela))
 	{
 		warn_not_bound(library, _("The library's dynamic section could not be read."));
 		return false;
@@ -279,11 +279,11 @@ jp_got_patch(const void *code, const char *library,
 	{
 		if (tables[t] == NULL)
 			continue;
-		for (size_t r = 0; r < table_sizes[t] / sizeof(ElfW(Rela)); r++)
+		for (size_t r = 0; r < table_sizes[t] / sizeof(Elf64_Rela); r++)
 		{
-			const ElfW(Rela) *rela = &tables[t][r];
+			const Elf64_Rela *rela = &tables[t][r];
 			unsigned	type = ELF64_R_TYPE(rela->r_info);
-			const ElfW(Sym) *sym;
+			const Elf64_Sym *sym;
 			const char *name;
 
 			if (type != R_X86_64_JUMP_SLOT && type != R_X86_64_GLOB_DAT)
@@ -381,12 +381,9 @@ jp_got_patch(const void *code, const char *library,
 	}
 	if (done < nslots)
 	{
-		int			save_errno = errno;
-
 		/* put back what was written: the library runs as it was */
 		while (--done >= 0)
 			(void) write_slot(&obj, slots[done].slot, slots[done].old_value);
-		errno = save_errno;
 		warn_not_bound(library, _("The library's GOT could not be written."));
 		return false;
 	}

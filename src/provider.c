@@ -50,7 +50,7 @@ static void jp_reset_after_error(void);
  * Resolve a library name the way the dynamic loader of PostgreSQL does,
  * so that a missing file can be reported by its full path.
  */
-char *
+char	   *
 jp_llvmjit_path(const char *name)
 {
 	char	   *path;
