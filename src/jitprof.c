@@ -49,12 +49,11 @@ static bool
 check_llvmjit_library(char **newval, void **extra, GucSource source)
 {
 	char	   *path = jp_llvmjit_path(*newval);
-	const char *which = jp_library_is_jitprof(path);
 
-	if (which != NULL)
+	if (jp_library_is_jitprof(path))
 	{
-		GUC_check_errdetail("Library \"%s\" is %s, not PostgreSQL's JIT provider.",
-							path, which);
+		GUC_check_errdetail("Library \"%s\" is part of jitprof, not PostgreSQL's JIT provider.",
+							path);
 		GUC_check_errhint("Set jitprof.llvmjit_library to PostgreSQL's llvmjit, for example '$libdir/llvmjit'.");
 		pfree(path);
 		return false;

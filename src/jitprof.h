@@ -101,7 +101,7 @@ extern void jp_store_init(void);
 extern bool jitprof_provider_active;
 extern PGDLLEXPORT void _PG_jit_provider_init(JitProviderCallbacks *cb);
 extern char *jp_llvmjit_path(const char *name);
-extern const char *jp_library_is_jitprof(const char *path);
+extern bool jp_library_is_jitprof(const char *path);
 
 /* llvm_library.c: jitprof_llvm.so, once loaded in this backend (or NULL) */
 extern const JitprofLlvmTable *jp_llvm;

@@ -79,9 +79,9 @@ same_file(const struct stat *st, const char *path)
 
 /*
  * Is the library file at "path" one of jitprof's own (under any name, hard
- * and symbolic links included)?  Returns what it is, for a message, or NULL.
+ * and symbolic links included)?
  */
-const char *
+bool
 jp_library_is_jitprof(const char *path)
 {
 	struct stat st;
@@ -90,7 +90,7 @@ jp_library_is_jitprof(const char *path)
 	bool		is_llvm;
 
 	if (stat(path, &st) != 0)
-		return NULL;
+		return false;
 
 	/*
 	 * Not dladdr(_PG_jit_provider_init): that exported name may resolve to
@@ -98,12 +98,12 @@ jp_library_is_jitprof(const char *path)
 	 */
 	if (dladdr((void *) jp_library_is_jitprof, &self) != 0 &&
 		same_file(&st, self.dli_fname))
-		return "jitprof itself";
+		return true;
 
 	llvm_path = psprintf("%s/%s%s", pkglib_path, JP_LLVM_LIBRARY, DLSUFFIX);
 	is_llvm = same_file(&st, llvm_path);
 	pfree(llvm_path);
-	return is_llvm ? "jitprof's LLVM library" : NULL;
+	return is_llvm;
 }
 
 /* Is code inside jitprof.so (this very copy of it)? */
@@ -151,13 +151,16 @@ no_reset_after_error(void)
  */
 static void
 refuse_self_reference(JitProviderCallbacks *cb, const char *path,
-					  const char *which)
+					  bool loads_jitprof)
 {
 	ereport(WARNING,
 			(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-			 errmsg("jitprof.llvmjit_library leads back into jitprof: \"%s\" is %s",
-					path, which),
-			 errdetail("JIT compilation is disabled for this session."),
+			 errmsg("jitprof.llvmjit_library leads back into jitprof"),
+			 loads_jitprof ?
+			 errdetail("Library \"%s\" loads jitprof's JIT provider in turn. JIT compilation is disabled for this session.",
+					   path) :
+			 errdetail("Library \"%s\" is part of jitprof. JIT compilation is disabled for this session.",
+					   path),
 			 errhint("Set jitprof.llvmjit_library to PostgreSQL's llvmjit, for example '$libdir/llvmjit'.")));
 
 	cb->reset_after_error = no_reset_after_error;
@@ -171,11 +174,10 @@ _PG_jit_provider_init(JitProviderCallbacks *cb)
 	static bool in_init = false;
 	static bool reentered = false;
 	char	   *path = jp_llvmjit_path(jitprof_llvmjit_library);
-	const char *self;
 	struct stat st;
 	const JitprofLlvmTable *llvm;
-	JitProviderInit init = NULL;
-	bool		bound = false;
+	JitProviderInit volatile init = NULL;
+	volatile bool bound = false;
 	ErrorContextCallback errcallback;
 
 	if (in_init)
@@ -188,9 +190,9 @@ _PG_jit_provider_init(JitProviderCallbacks *cb)
 		return;
 	}
 
-	if ((self = jp_library_is_jitprof(path)) != NULL)
+	if (jp_library_is_jitprof(path))
 	{
-		refuse_self_reference(cb, path, self);
+		refuse_self_reference(cb, path, false);
 		return;
 	}
 
@@ -239,9 +241,7 @@ _PG_jit_provider_init(JitProviderCallbacks *cb)
 
 	if (reentered)
 	{
-		refuse_self_reference(cb, path,
-							  in_this_library((const void *) init) ? "jitprof itself" :
-							  "a library that loads jitprof");
+		refuse_self_reference(cb, path, !in_this_library((const void *) init));
 		return;
 	}
 

@@ -31,7 +31,7 @@ SHOW jitprof.llvmjit_library;
 }, on_error_stop => 0);
 	like($stderr, qr/ERROR:  invalid value for parameter "jitprof\.llvmjit_library": "\Q$value\E"/,
 		"SET jitprof.llvmjit_library = '$value' is an ERROR naming the setting");
-	like($stderr, qr/DETAIL:  Library ".*" is jitprof(?: itself|'s LLVM library), not PostgreSQL's JIT provider\./,
+	like($stderr, qr/DETAIL:  Library ".*" is part of jitprof, not PostgreSQL's JIT provider\./,
 		'  the detail says why');
 	like($stderr, qr/HINT:  Set jitprof\.llvmjit_library to PostgreSQL's llvmjit/, '  the hint says what to set');
 	is($stdout, "16668333\n\$libdir/llvmjit", '  the query runs, and the setting is unchanged');
@@ -88,6 +88,8 @@ for my $preloaded (1, 0)
 	is($stdout, "16668333\n16668333\n16668333", "$name: with the right results");
 	my @warnings = $stderr =~ /WARNING:  jitprof\.llvmjit_library leads back into jitprof/g;
 	is(scalar(@warnings), 1, "$name: one WARNING naming the setting");
+	like($stderr, qr/DETAIL:  Library "\Q$loops_back\E" loads jitprof's JIT provider in turn\. JIT compilation is disabled for this session\./,
+		"$name: the detail names the library");
 	like($stderr, qr/HINT:  Set jitprof\.llvmjit_library to PostgreSQL's llvmjit/, "$name: with a hint");
 	my $plan = $node->safe_psql('postgres', "EXPLAIN (ANALYZE) $query");
 	unlike($plan, qr/JIT:/, "$name: JIT is off in such a session");
