@@ -20,7 +20,14 @@ shift || true
 build_and_install
 
 work=$(make_workdir test)
-trap 'rm -rf "$work"' EXIT
+noexec_dir=
+cleanup() {
+	if [ -n "$noexec_dir" ]; then
+		umount "$noexec_dir" 2>/dev/null || true
+	fi
+	rm -rf "$work"
+}
+trap cleanup EXIT
 status=0
 passed=0
 failed=0
@@ -50,12 +57,21 @@ if [ "$what" = all ] || [ "$what" = tap ]; then
 		files=(test/t/*.pl)
 	fi
 	echo "== TAP: ${files[*]}"
+	# 042_jitdump_noexec_dir.pl needs a file system mounted noexec, which
+	# only root can mount: a small tmpfs, private to the cluster's OS user.
+	if [ "$(id -u)" = 0 ]; then
+		noexec_dir="$work/noexec"
+		mkdir -p "$noexec_dir"
+		mount -t tmpfs -o noexec,nosuid,nodev,size=4m,mode=0700,uid="$(id -u "$PG_OS_USER")" \
+			jitprof-noexec "$noexec_dir"
+	fi
 	if ! (cd "$work" && as_pg_user env \
 		PATH="$PG_BINDIR:$PATH" \
 		PG_REGRESS="$PG_REGRESS" \
 		PG_TEST_PORT_DIR="$PG_TEST_PORT_DIR" \
 		TESTDIR="$work" \
 		JITPROF_SRC="$work" \
+		JITPROF_NOEXEC_DIR="$noexec_dir" \
 		prove ${JITPROF_PROVE_FLAGS:-} -I "$TAP_LIB" -I "$work/test/lib" "${files[@]}") | tee "$work"/tap.log; then
 		status=1
 		for f in "$work"/tmp_check/log/*; do

@@ -152,7 +152,7 @@ sub map_lines
 	my ($out, $stderr_flag) = $s->query($small);
 	is($out, '5050', 'query result with a hostile symlink');
 	like($s->{stderr},
-		qr/WARNING:  jitprof could not write the perf map "\/tmp\/perf-$pid\.map": it is a symbolic link/,
+		qr/WARNING:  perf map file "\/tmp\/perf-$pid\.map" is a symbolic link/,
 		'WARNING names the path and the problem');
 	like($s->{stderr}, qr/HINT:  Remove "\/tmp\/perf-$pid\.map"/, 'hint says what to do');
 	$s->{stderr} = '';
@@ -173,7 +173,7 @@ sub map_lines
 	my ($out) = $s->query($small);
 	is($out, '5050', 'query result with a directory at the map path');
 	like($s->{stderr},
-		qr/WARNING:  jitprof could not write the perf map "\/tmp\/perf-$pid\.map": it is not a regular file/,
+		qr/WARNING:  perf map file "\/tmp\/perf-$pid\.map" is not a regular file/,
 		'WARNING for a non-regular file');
 	$s->quit;
 	ok(wait_for_pid_exit($pid), 'backend exited');
