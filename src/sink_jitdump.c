@@ -17,7 +17,10 @@
  * jitprof-<date>-XXXXXX/ made by mkdtemp(), where perf inject also writes
  * its jitted-*.so files.  The intermediate .debug and .debug/jit directories
  * may sit in a shared directory such as /tmp, so they must be real
- * directories (not symlinks) owned by the server's OS user or by root.
+ * directories (not symlinks) owned by the server's OS user or by root, and
+ * not writable by others unless they have the sticky bit.  The executable
+ * mapping is refused on a file system mounted noexec (a common hardening
+ * of /tmp): that is checked first, and reported as such.
  *
  * The sink is on when jitprof.perf_jitdump is on, and also when the stock
  * jit_profiling_support is on: llvmjit's own perf listener cannot see code

@@ -16,7 +16,8 @@
  * single link.  Anything else gets one WARNING naming the path, and the sink
  * stays off for the rest of the backend's life.  A file that passes the
  * checks is ours, left over from an earlier process with the same pid, and
- * is truncated.
+ * is truncated; if others may read or write it, its mode is reset to 0600
+ * first, with a WARNING.
  *
  * perf map files cannot retract a line, so nothing happens when code is
  * freed.  That is correct because jitprof's code arena (code_arena.cpp)

@@ -395,6 +395,7 @@ static void
 store_save(int code, Datum arg)
 {
 	int			fd;
+	struct stat st;
 	char		buf[64 * 1024];
 	size_t		len = 0;
 	HASH_SEQ_STATUS status;
@@ -450,6 +451,14 @@ store_save(int code, Datum arg)
 		fd = -1;
 		goto error;
 	}
+
+	/*
+	 * durable_rename() opens and fsyncs what it replaces; a FIFO or other
+	 * special file left there (start-up ignored it with a WARNING) would
+	 * make it fail, so remove it first.
+	 */
+	if (lstat(STORE_FILE, &st) == 0 && !S_ISREG(st.st_mode))
+		(void) unlink(STORE_FILE);
 	(void) durable_rename(STORE_FILE ".tmp", STORE_FILE, LOG);
 	return;
 
