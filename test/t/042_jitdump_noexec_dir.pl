@@ -3,8 +3,11 @@
 # says so in a WARNING naming the directory and the setting to change,
 # writes nothing there, and the query runs (issue 10, case 6).
 #
-# Mounting needs root and the cluster refuses root, so tools/test.sh mounts
-# a small tmpfs with -o noexec and passes its path in JITPROF_NOEXEC_DIR.
+# Mounting needs root and the cluster refuses root, so tools/test.sh, run as
+# root (as in CI), mounts a small tmpfs with -o noexec and passes its path in
+# JITPROF_NOEXEC_DIR; a failed mount stops tools/test.sh.  Run any other way
+# (make installcheck as the server's OS user), the test is skipped, saying
+# why.
 use strict;
 use warnings;
 
@@ -14,12 +17,8 @@ use Test::More;
 use JitprofTest;
 
 my $dir = $ENV{JITPROF_NOEXEC_DIR} // '';
-if ($dir eq '')
-{
-	fail('JITPROF_NOEXEC_DIR names a noexec mount (run this test through tools/test.sh as root)');
-	done_testing();
-	exit 0;
-}
+plan skip_all => 'JITPROF_NOEXEC_DIR does not name a noexec mount: run tools/test.sh as root'
+  if $dir eq '';
 
 # the directory really is a noexec mount, or this proves nothing
 my ($mount) = grep { (split ' ')[1] eq $dir } split /\n/, slurp_file('/proc/mounts');
