@@ -454,8 +454,8 @@ store_save(int code, Datum arg)
 
 	/*
 	 * durable_rename() opens and fsyncs what it replaces; a FIFO or other
-	 * special file left there (start-up ignored it with a WARNING) would
-	 * make it fail, so remove it first.
+	 * special file left there (start-up ignored it with a WARNING) would make
+	 * it fail, so remove it first.
 	 */
 	if (lstat(STORE_FILE, &st) == 0 && !S_ISREG(st.st_mode))
 		(void) unlink(STORE_FILE);
