@@ -71,7 +71,7 @@ sub map_lines
 	# perf lists each execution's copy of a function on its own line (own
 	# addresses); tools/perf-by-name.sh adds them up, one line per name.
 	my $by_name = '';
-	IPC::Run::run([ "$ENV{JITPROF_SRC}/tools/perf-by-name.sh", '-' ],
+	IPC::Run::run([ ($ENV{JITPROF_SRC} // '.') . '/tools/perf-by-name.sh', '-' ],
 		'<', \$report, '>', \$by_name)
 	  or die "perf-by-name.sh failed";
 	my ($qual) = grep { /#1_SeqScan_qual$/ } @ours;
