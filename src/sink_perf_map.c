@@ -57,7 +57,7 @@ static struct stat map_stat;	/* identity of the file we write */
 
 /*
  * Turn the sink off for this process.  The caller reports why, once, with a
- * WARNING (map_refuse or map_failed_io, or its own).
+ * WARNING (map_refuse, map_failed_open, map_failed_io, or its own).
  */
 static void
 map_stop(void)
@@ -94,6 +94,20 @@ map_failed_io(void)
 	ereport(WARNING,
 			(errcode_for_file_access(),
 			 errmsg("could not write perf map file \"%s\": %m", map_path),
+			 errdetail("perf map output is off for this backend.")));
+}
+
+/* opening or checking the perf map failed: report errno */
+static void
+map_failed_open(void)
+{
+	int			save_errno = errno;
+
+	map_stop();
+	errno = save_errno;
+	ereport(WARNING,
+			(errcode_for_file_access(),
+			 errmsg("could not open perf map file \"%s\": %m", map_path),
 			 errdetail("perf map output is off for this backend.")));
 }
 
@@ -143,14 +157,14 @@ map_open(void)
 		else if (errno == EACCES)
 			map_refuse(gettext_noop("perf map file \"%s\" cannot be opened by the server's OS user"));
 		else
-			map_failed_io();
+			map_failed_open();
 		return false;
 	}
 	map_fd = fd;
 
 	if (fstat(fd, &st) != 0)
 	{
-		map_failed_io();
+		map_failed_open();
 		return false;
 	}
 	if (!S_ISREG(st.st_mode))
