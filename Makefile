@@ -9,7 +9,7 @@
 #    time it is that backend's JIT provider; the two meet only through one
 #    exported function (src/jitprof_llvm.h).
 # Both are built with hidden visibility and export only what PostgreSQL
-# looks up (and, for jitprof_llvm.so, its one entry point); test 040 checks
+# looks up (and, for jitprof_llvm.so, its one entry point); test 007 checks
 # that with nm -D --defined-only.
 
 MODULE_big = jitprof

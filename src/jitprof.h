@@ -72,7 +72,6 @@ typedef struct JitprofObject
  */
 typedef struct JitprofSink
 {
-	const char *name;
 	bool		(*enabled) (void);
 	void		(*object_linked) (const JitprofObject *object);
 	void		(*object_freed) (const JitprofObject *object);
@@ -131,7 +130,6 @@ extern void jp_registry_object_freed(uint64_t key);
 extern void jp_registry_link_failed(void);
 extern void jp_registry_link_error(const char *message);
 extern void jp_registry_register_sink(const JitprofSink *sink);
-extern const JitprofObject *jp_registry_live_objects(void);
 extern int	jp_registry_recent_count(void);
 extern const JitprofFunction *jp_registry_recent_function(int i, bool *live);
 
@@ -144,6 +142,7 @@ typedef struct JitprofCounters
 	uint64		functions_live;
 	uint64		code_bytes_live;
 	uint64		link_failures;
+	uint64		objects_dropped;	/* not recorded: out of memory */
 } JitprofCounters;
 
 extern JitprofCounters jp_counters;
