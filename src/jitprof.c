@@ -80,5 +80,6 @@ _PG_init(void)
 	MarkGUCPrefixReserved("jitprof");
 
 	/* names carry query IDs, so make sure they are computed */
+	jp_naming_note_load();
 	EnableQueryId();
 }

@@ -112,6 +112,7 @@ extern void jp_naming_record_expr(ExprState *state, JitContext *context,
 extern bool jp_naming_take(const char *llvm_name, JitprofOrigin *origin);
 extern void jp_naming_forget_context(JitContext *context);
 extern const char *jp_plan_node_name(Plan *plan);
+extern void jp_naming_note_load(void);
 
 /* registry.c */
 extern void jp_registry_register_sink(const JitprofSink *sink);
