@@ -50,6 +50,7 @@ typedef struct NamedFunction
 {
 	char		llvm_name[JP_LLVM_NAME_LEN];
 	ExprState  *state;			/* expression it was generated for */
+	PlanState  *parent;			/* state->parent, which outlives state */
 	const char *deform_role;	/* NULL for the expression's own function */
 	int			owner;			/* a deform function's expression, or -1 */
 	Oid			relid;			/* partition opened by tuple routing, or 0 */
@@ -233,8 +234,10 @@ built_from_member(ExprState *state, List *plan_exprs)
 	if (state->expr == NULL)
 		return false;
 	foreach(lc, plan_exprs)
+	{
 		if (lfirst(lc) == (void *) state->expr)
 			return true;
+	}
 	return false;
 }
 
@@ -258,6 +261,23 @@ built_from_clause_arg(ExprState *state, List *quals)
 	return false;
 }
 
+/* an expression of one of the pruning steps in "steps" */
+static bool
+built_from_step(ExprState *state, List *steps)
+{
+	ListCell   *lc;
+
+	foreach(lc, steps)
+	{
+		PartitionPruneStepOp *step = lfirst(lc);
+
+		if (IsA(step, PartitionPruneStepOp) &&
+			built_from_member(state, step->exprs))
+			return true;
+	}
+	return false;
+}
+
 /* run-time partition pruning steps of an Append or MergeAppend */
 static bool
 pruning_role(ExprState *state, PartitionPruneInfo *pruneinfo, ExprRole *out)
@@ -273,16 +293,11 @@ pruning_role(ExprState *state, PartitionPruneInfo *pruneinfo, ExprRole *out)
 		foreach(lc2, (List *) lfirst(lc1))
 		{
 			PartitionedRelPruneInfo *pinfo = lfirst(lc2);
-			ListCell   *lc3;
 
-			foreach(lc3, pinfo->initial_pruning_steps)
-				if (IsA(lfirst(lc3), PartitionPruneStepOp) &&
-					built_from_member(state, ((PartitionPruneStepOp *) lfirst(lc3))->exprs))
-					return found(out, "initial_pruning");
-			foreach(lc3, pinfo->exec_pruning_steps)
-				if (IsA(lfirst(lc3), PartitionPruneStepOp) &&
-					built_from_member(state, ((PartitionPruneStepOp *) lfirst(lc3))->exprs))
-					return found(out, "exec_pruning");
+			if (built_from_step(state, pinfo->initial_pruning_steps))
+				return found(out, "initial_pruning");
+			if (built_from_step(state, pinfo->exec_pruning_steps))
+				return found(out, "exec_pruning");
 		}
 	}
 	return false;
@@ -353,7 +368,7 @@ subplan_right_role(ExprState *state, ContextNames *names, ExprRole *out)
 		return false;
 	for (int i = 0; i < names->nfunctions; i++)
 	{
-		PlanState  *host = names->functions[i].state->parent;
+		PlanState  *host = names->functions[i].parent;
 		ListCell   *lc;
 
 		foreach(lc, host->subPlan)
@@ -376,8 +391,8 @@ array_coerce_role(ExprState *state, ContextNames *names, ExprRole *out)
 	{
 		ExprState  *host = names->functions[i].state;
 
-		if (host == state || host->parent != state->parent ||
-			names->functions[i].deform_role != NULL)
+		if (names->functions[i].parent != state->parent ||
+			names->functions[i].deform_role != NULL || host == state)
 			continue;
 		for (int j = 0; j < host->steps_len; j++)
 		{
@@ -559,7 +574,7 @@ node_role(ExprState *state, PlanState *ps, ExprRole *out)
 			}
 			if (IsA(ps, MergeJoinState))
 			{
-				/* merge clauses are kept in a struct private to nodeMergejoin.c */
+				/* merge keys live in a struct private to nodeMergejoin.c */
 				ListCell   *lc;
 
 				foreach(lc, ((MergeJoin *) plan)->mergeclauses)
@@ -786,11 +801,11 @@ expr_role(ExprState *state, ContextNames *names)
 		;
 
 	/*
-	 * Not stored in its node yet: code emitted while the plan was still
-	 * being initialized (initial partition pruning runs then).  The node's
-	 * own qual and projection are built from the plan's qual and target list
-	 * into the node's result slot.  A ModifyTable's target list is only for
-	 * EXPLAIN; the executor never projects it.
+	 * Not stored in its node yet: code emitted while the plan was still being
+	 * initialized (initial partition pruning runs then).  The node's own qual
+	 * and projection are built from the plan's qual and target list into the
+	 * node's result slot.  A ModifyTable's target list is only for EXPLAIN;
+	 * the executor never projects it.
 	 */
 	else if (ps->qual == NULL && (state->flags & EEO_FLAG_IS_QUAL) &&
 			 built_from(state, ps->plan->qual))
@@ -957,6 +972,7 @@ jp_naming_record_expr(ExprState *state, JitContext *context,
 		memset(fn, 0, sizeof(NamedFunction));
 		strlcpy(fn->llvm_name, llvm_names[i], JP_LLVM_NAME_LEN);
 		fn->state = state;
+		fn->parent = ps;
 		if (is_deform[i])
 		{
 			fn->deform_role = next_deform < nroles ? roles[next_deform++] : "deform";
