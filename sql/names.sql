@@ -211,6 +211,15 @@ SELECT * FROM names_run($$SELECT count(*) FROM (SELECT g % 20000, count(*) FROM 
 RESET work_mem;
 RESET enable_sort;
 
+-- Never JIT-compiled, so never named: VALUES lists (PostgreSQL compiles
+-- them without JIT), and what the executor prepares without a plan node:
+-- generated columns, CHECK constraints.  Only the plan's own expressions
+-- (and the SubPlan's) appear.
+CREATE TABLE names_g (a int CHECK (a > 0), b int GENERATED ALWAYS AS (a * 2) STORED);
+SELECT * FROM names_run($$INSERT INTO names_g SELECT g FROM generate_series(1, 5) g$$);
+SELECT * FROM names_run($$SELECT * FROM (VALUES (1, (SELECT max(id) FROM names_u)), (2, 3)) v(a, b)$$);
+DROP TABLE names_g;
+
 DROP FUNCTION names_run(text);
 DROP VIEW names_kv;
 DROP TABLE names_k, names_p;
