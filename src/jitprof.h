@@ -64,7 +64,6 @@ typedef struct JitprofObject
  */
 typedef struct JitprofSink
 {
-	const char *name;
 	bool		(*enabled) (void);
 	void		(*object_linked) (const JitprofObject *object);
 	void		(*object_freed) (const JitprofObject *object);
@@ -116,7 +115,6 @@ extern void jp_naming_note_load(void);
 
 /* registry.c */
 extern void jp_registry_register_sink(const JitprofSink *sink);
-extern const JitprofObject *jp_registry_live_objects(void);
 extern int	jp_registry_recent_count(void);
 extern const JitprofFunction *jp_registry_recent_function(int i, bool *live);
 
@@ -129,6 +127,7 @@ typedef struct JitprofCounters
 	uint64		functions_live;
 	uint64		code_bytes_live;
 	uint64		link_failures;
+	uint64		objects_dropped;	/* not recorded: out of memory */
 } JitprofCounters;
 
 extern JitprofCounters jp_counters;

@@ -17,7 +17,10 @@
  * jitprof-<date>-XXXXXX/ made by mkdtemp(), where perf inject also writes
  * its jitted-*.so files.  The intermediate .debug and .debug/jit directories
  * may sit in a shared directory such as /tmp, so they must be real
- * directories (not symlinks) owned by the server's OS user or by root.
+ * directories (not symlinks) owned by the server's OS user or by root, and
+ * not writable by others unless they have the sticky bit.  The executable
+ * mapping is refused on a file system mounted noexec (a common hardening
+ * of /tmp): that is checked first, and reported as such.
  *
  * The sink is on when jitprof.perf_jitdump is on, and also when the stock
  * jit_profiling_support is on: llvmjit's own perf listener cannot see code
@@ -32,10 +35,10 @@
  */
 #include "postgres.h"
 
-#include <elf.h>
 #include <fcntl.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
+#include <sys/statvfs.h>
 #include <sys/syscall.h>
 #include <sys/uio.h>
 #include <time.h>
@@ -46,6 +49,7 @@
 #include "storage/ipc.h"
 #include "utils/guc.h"
 
+#include "elf_machine.h"
 #include "jitprof.h"
 
 /* jitdump format, from the specification */
@@ -53,22 +57,6 @@
 #define JITDUMP_VERSION		1
 #define JIT_CODE_LOAD		0
 #define JIT_CODE_CLOSE		3
-
-#if defined(__x86_64__)
-#define JITDUMP_ELF_MACH	EM_X86_64
-#elif defined(__aarch64__)
-#define JITDUMP_ELF_MACH	EM_AARCH64
-#elif defined(__i386__)
-#define JITDUMP_ELF_MACH	EM_386
-#elif defined(__powerpc64__)
-#define JITDUMP_ELF_MACH	EM_PPC64
-#elif defined(__s390x__)
-#define JITDUMP_ELF_MACH	EM_S390
-#elif defined(__riscv)
-#define JITDUMP_ELF_MACH	EM_RISCV
-#else
-#define JITDUMP_ELF_MACH	EM_NONE
-#endif
 
 typedef struct JitdumpFileHeader
 {
@@ -133,18 +121,29 @@ dump_close(void)
 	dump_fd = -1;
 }
 
-/* Turn the sink off for this process, with a WARNING naming "what". */
+/*
+ * Turn the sink off for this process.  The caller reports why, once, with a
+ * WARNING.
+ */
 static void
-dump_give_up(const char *what, const char *path, int save_errno)
+dump_stop(void)
 {
+	int			save_errno = errno;
+
 	dump_failed = true;
 	dump_close();
 	errno = save_errno;
+}
+
+/* a system call on the dump file failed: report errno */
+static void
+dump_failed_io(void)
+{
+	dump_stop();
 	ereport(WARNING,
-			(errmsg("jitprof could not write a jitdump file: %s \"%s\": %m",
-					what, path),
-			 errdetail("jitdump output is off for this backend."),
-			 errhint("Set jitprof.jitdump_dir to a directory the server's OS user can write to.")));
+			(errcode_for_file_access(),
+			 errmsg("could not write jitdump file \"%s\": %m", dump_path),
+			 errdetail("jitdump output is off for this backend.")));
 }
 
 /* writev() all of iov[0..n-1], resuming after short writes */
@@ -193,7 +192,9 @@ dump_at_exit(int code, Datum arg)
 
 /*
  * Make sure "path" is a directory we may safely create files in: create it
- * if missing; it must not be a symlink and must belong to us or to root.
+ * if missing; it must not be a symlink, must belong to us or to root, and
+ * if others may write to it, it must have the sticky bit (as /tmp has), or
+ * they could rename or replace what we create in it.
  */
 static bool
 ensure_private_dir(const char *path)
@@ -203,21 +204,70 @@ ensure_private_dir(const char *path)
 	if (mkdir(path, S_IRWXU | S_IRGRP | S_IXGRP | S_IROTH | S_IXOTH) != 0 &&
 		errno != EEXIST)
 	{
-		dump_give_up("cannot create directory", path, errno);
+		dump_stop();
+		ereport(WARNING,
+				(errcode_for_file_access(),
+				 errmsg("could not create jitdump directory \"%s\": %m", path),
+				 errdetail("jitdump output is off for this backend."),
+				 errhint("Set jitprof.jitdump_dir to a directory the server's OS user can write to.")));
 		return false;
 	}
 	if (lstat(path, &st) != 0)
 	{
-		dump_give_up("cannot access directory", path, errno);
+		dump_stop();
+		ereport(WARNING,
+				(errcode_for_file_access(),
+				 errmsg("could not access jitdump directory \"%s\": %m", path),
+				 errdetail("jitdump output is off for this backend."),
+				 errhint("Set jitprof.jitdump_dir to a directory the server's OS user can write to.")));
 		return false;
 	}
-	if (!S_ISDIR(st.st_mode) ||
-		(st.st_uid != geteuid() && st.st_uid != 0))
+	if (!S_ISDIR(st.st_mode))
 	{
-		dump_give_up("not a directory of the server's OS user", path, ENOTDIR);
+		dump_stop();
+		ereport(WARNING,
+				(errmsg("jitdump directory \"%s\" is not a directory", path),
+				 errdetail("It is a symbolic link or another kind of file; jitdump output is off for this backend."),
+				 errhint("Remove \"%s\", or set jitprof.jitdump_dir to another directory.", path)));
+		return false;
+	}
+	if (st.st_uid != geteuid() && st.st_uid != 0)
+	{
+		dump_stop();
+		ereport(WARNING,
+				(errmsg("jitdump directory \"%s\" belongs to another user", path),
+				 errdetail("The directory belongs to user ID %d, the server runs as user ID %d; jitdump output is off for this backend.",
+						   (int) st.st_uid, (int) geteuid()),
+				 errhint("Remove \"%s\", or set jitprof.jitdump_dir to another directory.", path)));
+		return false;
+	}
+	if ((st.st_mode & (S_IWGRP | S_IWOTH)) != 0 && (st.st_mode & S_ISVTX) == 0)
+	{
+		dump_stop();
+		ereport(WARNING,
+				(errmsg("jitdump directory \"%s\" is writable by other users and has no sticky bit", path),
+				 errdetail("Its mode is %04o; jitdump output is off for this backend.",
+						   (unsigned int) (st.st_mode & 07777)),
+				 errhint("Run \"chmod go-w %s\" or \"chmod +t %s\", or set jitprof.jitdump_dir to another directory.",
+						 path, path)));
 		return false;
 	}
 	return true;
+}
+
+/*
+ * perf finds the dump through an executable mapping of it, which a file
+ * system mounted noexec (a common hardening of /tmp) refuses.  Say so in
+ * words before creating anything there.
+ */
+static void
+report_noexec(const char *dir)
+{
+	dump_stop();
+	ereport(WARNING,
+			(errmsg("jitdump directory \"%s\" is on a file system mounted noexec", dir),
+			 errdetail("perf finds a jitdump file through an executable mapping of it, which such a file system refuses; jitdump output is off for this backend."),
+			 errhint("Set jitprof.jitdump_dir to a directory on a file system mounted without noexec.")));
 }
 
 /*
@@ -233,6 +283,7 @@ dump_open(void)
 	char		date[16];
 	time_t		now = time(NULL);
 	struct tm	tm;
+	struct statvfs vfs;
 	JitdumpFileHeader header;
 	int			fd;
 
@@ -240,19 +291,35 @@ dump_open(void)
 	if (dir == NULL || dir[0] == '\0')
 		dir = "/tmp";
 
+	if (statvfs(dir, &vfs) == 0 && (vfs.f_flag & ST_NOEXEC) != 0)
+	{
+		report_noexec(dir);
+		return false;
+	}
+
 	snprintf(path, sizeof(path), "%s/.debug", dir);
 	if (!ensure_private_dir(path))
 		return false;
 	snprintf(path, sizeof(path), "%s/.debug/jit", dir);
 	if (!ensure_private_dir(path))
 		return false;
+	if (statvfs(path, &vfs) == 0 && (vfs.f_flag & ST_NOEXEC) != 0)
+	{
+		report_noexec(path);
+		return false;
+	}
 
 	localtime_r(&now, &tm);
 	strftime(date, sizeof(date), "%Y%m%d", &tm);
 	snprintf(path, sizeof(path), "%s/.debug/jit/jitprof-%s-XXXXXX", dir, date);
 	if (mkdtemp(path) == NULL)
 	{
-		dump_give_up("cannot create directory", path, errno);
+		dump_stop();
+		ereport(WARNING,
+				(errcode_for_file_access(),
+				 errmsg("could not create jitdump directory \"%s\": %m", path),
+				 errdetail("jitdump output is off for this backend."),
+				 errhint("Set jitprof.jitdump_dir to a directory the server's OS user can write to.")));
 		return false;
 	}
 
@@ -262,7 +329,12 @@ dump_open(void)
 			  S_IRUSR | S_IWUSR);
 	if (fd < 0)
 	{
-		dump_give_up("cannot create file", dump_path, errno);
+		dump_stop();
+		ereport(WARNING,
+				(errcode_for_file_access(),
+				 errmsg("could not create jitdump file \"%s\": %m", dump_path),
+				 errdetail("jitdump output is off for this backend."),
+				 errhint("Set jitprof.jitdump_dir to a directory the server's OS user can write to.")));
 		return false;
 	}
 	dump_fd = fd;
@@ -271,13 +343,13 @@ dump_open(void)
 	header.magic = JITDUMP_MAGIC;
 	header.version = JITDUMP_VERSION;
 	header.total_size = sizeof(header);
-	header.elf_mach = JITDUMP_ELF_MACH;
+	header.elf_mach = JP_ELF_MACHINE;
 	header.pid = (uint32) dump_pid;
 	header.timestamp = monotonic_ns();
 	header.flags = 0;
 	if (!jp_write_all(fd, &header, sizeof(header)))
 	{
-		dump_give_up("cannot write file", dump_path, errno);
+		dump_failed_io();
 		return false;
 	}
 
@@ -287,8 +359,25 @@ dump_open(void)
 					   MAP_PRIVATE, fd, 0);
 	if (dump_marker == MAP_FAILED)
 	{
+		int			save_errno = errno;
+
+		/* remove what perf could not use anyway */
 		dump_marker = NULL;
-		dump_give_up("cannot map file", dump_path, errno);
+		dump_stop();
+		unlink(dump_path);
+		rmdir(path);
+		errno = save_errno;
+		if (errno == EPERM || errno == EACCES)
+			ereport(WARNING,
+					(errcode_for_file_access(),
+					 errmsg("could not map jitdump file \"%s\" executable: %m", dump_path),
+					 errdetail("perf finds a jitdump file through an executable mapping of it; jitdump output is off for this backend."),
+					 errhint("If the file system of jitprof.jitdump_dir is mounted noexec, set jitprof.jitdump_dir to a directory on another file system.")));
+		else
+			ereport(WARNING,
+					(errcode_for_file_access(),
+					 errmsg("could not map jitdump file \"%s\": %m", dump_path),
+					 errdetail("jitdump output is off for this backend.")));
 		return false;
 	}
 
@@ -356,14 +445,14 @@ jitdump_object_linked(const JitprofObject *object)
 		{
 			if (!writev_all(dump_fd, iov, nrec * 3))
 			{
-				dump_give_up("cannot write file", dump_path, errno);
+				dump_failed_io();
 				return;
 			}
 			nrec = 0;
 		}
 	}
 	if (nrec > 0 && !writev_all(dump_fd, iov, nrec * 3))
-		dump_give_up("cannot write file", dump_path, errno);
+		dump_failed_io();
 }
 
 /* jitdump has JIT_CODE_MOVE but no "unload": freed code needs nothing */
@@ -373,7 +462,6 @@ jitdump_object_freed(const JitprofObject *object)
 }
 
 static const JitprofSink jitdump_sink = {
-	.name = "jitdump",
 	.enabled = jitdump_enabled,
 	.object_linked = jitdump_object_linked,
 	.object_freed = jitdump_object_freed,

@@ -7,12 +7,20 @@
  * lists the most recently linked functions with their origin.  Both describe
  * the calling backend only.
  *
+ * Code addresses would help an attacker defeat address space layout
+ * randomisation, and PostgreSQL shows no process addresses to unprivileged
+ * SQL: jitprof_functions.address is NULL unless the caller is a superuser
+ * or has the privileges of pg_read_all_stats.
+ *
  *-------------------------------------------------------------------------
  */
 #include "postgres.h"
 
+#include "catalog/pg_authid.h"
 #include "fmgr.h"
 #include "funcapi.h"
+#include "miscadmin.h"
+#include "utils/acl.h"
 #include "utils/builtins.h"
 
 #include "jitprof.h"
@@ -66,6 +74,7 @@ jitprof_status_1_0(PG_FUNCTION_ARGS)
 	put_status_u64(rsinfo, "functions_live", jp_counters.functions_live);
 	put_status_u64(rsinfo, "code_bytes_live", jp_counters.code_bytes_live);
 	put_status_u64(rsinfo, "link_failures", jp_counters.link_failures);
+	put_status_u64(rsinfo, "objects_dropped", jp_counters.objects_dropped);
 	put_status_u64(rsinfo, "code_pages_bytes", arena.committed_bytes);
 	put_status_u64(rsinfo, "address_space_reserved_bytes",
 				   arena.reserved_bytes);
@@ -86,9 +95,12 @@ jitprof_functions_1_0(PG_FUNCTION_ARGS)
 {
 	ReturnSetInfo *rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
 	int			n;
+	bool		show_addresses;
 
 	InitMaterializedSRF(fcinfo, 0);
 	Assert(rsinfo->setDesc->natts == FUNCTIONS_COLS);
+	show_addresses = superuser() ||
+		has_privs_of_role(GetUserId(), ROLE_PG_READ_ALL_STATS);
 
 	n = jp_registry_recent_count();
 	for (int i = 0; i < n; i++)
@@ -112,7 +124,10 @@ jitprof_functions_1_0(PG_FUNCTION_ARGS)
 			nulls[col++] = true;
 		values[col++] = CStringGetTextDatum(fn->origin.node_type);
 		values[col++] = CStringGetTextDatum(fn->origin.role);
-		values[col++] = CStringGetTextDatum(address);
+		if (show_addresses)
+			values[col++] = CStringGetTextDatum(address);
+		else
+			nulls[col++] = true;
 		values[col++] = Int64GetDatum((int64) fn->size);
 		values[col++] = BoolGetDatum(live);
 		tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, nulls);
