@@ -110,20 +110,21 @@ sub map_lines
 
 # --- names and addresses of two executions of one query ---
 {
+	# The second execution gets the addresses of the first (same names, same
+	# sizes), so it adds no line: the map names the same functions.
 	my ($s, $pid) = fresh_session();
-	$s->query_safe($heavy) for 1 .. 2;
+	$s->query_safe($heavy);
+	my @first = @{ map_lines($pid) };
+	$s->query_safe($heavy);
 	my @map = @{ map_lines($pid) };
-	my $n = @map / 2;
+	my $n = @first;
 	cmp_ok($n, '>', 0, 'map has lines');
-	is(scalar(@map), 2 * $n, 'both executions linked the same number of functions');
+	is_deeply(\@map, \@first, 'the second execution added no line: same names at the same addresses');
 	my @names = map { (split / /, $_, 3)[2] } @map;
-	# (one object's functions are listed in the linker's order)
-	is_deeply([ sort @names[ 0 .. $n - 1 ] ], [ sort @names[ $n .. 2 * $n - 1 ] ],
-		'names identical across two executions');
-	my %distinct = map { $_ => 1 } @names[ 0 .. $n - 1 ];
+	my %distinct = map { $_ => 1 } @names;
 	is(scalar(keys %distinct), $n, 'names unique within one execution');
 	my %starts = map { (split / /, $_)[0] => 1 } @map;
-	is(scalar(keys %starts), 2 * $n, 'no start address used twice');
+	is(scalar(keys %starts), $n, 'no start address used twice');
 	my $mode = (stat(map_path($pid)))[2] & 07777;
 	is(sprintf('%o', $mode), '600', 'map readable by the server user only');
 
