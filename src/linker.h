@@ -66,9 +66,9 @@ typedef struct JitprofArenaStats
 	uint64_t	allocations_live;
 	uint64_t	allocations_total;
 	uint64_t	arenas_created;
-	uint64_t	arenas_smaller;	/* reserved smaller than the usual step */
+	uint64_t	arenas_smaller; /* reserved smaller than the usual step */
 	uint64_t	reserve_failures;	/* reservations the kernel refused */
-	uint64_t	objects_reused;	/* got the addresses of an earlier copy */
+	uint64_t	objects_reused; /* got the addresses of an earlier copy */
 	uint64_t	shapes_cached;	/* freed ranges kept for reuse */
 } JitprofArenaStats;
 

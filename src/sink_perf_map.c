@@ -58,7 +58,7 @@ int			jitprof_perf_map_max_size = 4096;	/* kB */
 
 JitprofFileCounters jp_perf_map_counters;
 
-static JitprofRangeSet map_written;	/* lines in the file */
+static JitprofRangeSet map_written; /* lines in the file */
 static bool map_cap_warned = false;
 
 static int	map_fd = -1;
