@@ -9,10 +9,13 @@
 // per execution.  This manager does neither:
 //
 //  - Addresses come from ranges reserved with PROT_NONE ("arenas"), in steps
-//    of ArenaStep (64 MiB) as needed, up to MaxReserved (1 GiB) per process.
-//    When the kernel refuses a reservation (RLIMIT_AS, vm.max_map_count),
+//    of ArenaStep (64 MiB) as needed, up to jitprof.code_arena_max_size
+//    (1 GiB by default) per process.  When the kernel refuses a reservation
+//    (RLIMIT_AS, vm.max_map_count), or the next step would pass the limit,
 //    smaller steps are tried down to MinArena; when even that fails the
 //    arena says so and linker.cpp links further objects with RuntimeDyld.
+//    A refusal by the kernel is final for the process; the limit is checked
+//    again for each object, so raising it lets the arena grow again.
 //
 //  - A freed object's pages go back to the kernel at once, but its range
 //    stays reserved (PROT_NONE: no RSS, no commit charge) for the life of
@@ -71,7 +74,6 @@ namespace {
 
 constexpr uint64_t ArenaStep = uint64_t(64) << 20;
 constexpr uint64_t MinArena = uint64_t(1) << 20;
-constexpr uint64_t MaxReserved = uint64_t(1) << 30;
 constexpr size_t MaxCachedRanges = 4096;
 
 // One reserved range of address space.  Never unmapped.
@@ -182,12 +184,16 @@ bool ArenaMemoryManager::ensureRoom(uint64_t Size) {
   if (GaveUp)
     return false;
 
+  bool RefusedStep = false;
+  std::string LimitWhy;
+
+  uint64_t MaxReserved = uint64_t(jitprof_code_arena_max_size) * 1024;
   for (uint64_t Try = Step; Try >= MinArena; Try /= 4) {
     uint64_t Want = std::max(Try, alignTo(Size, PageSize));
     if (Stats.reserved_bytes + Want > MaxReserved) {
-      GaveUpWhy = "the code arena reached its limit of " +
-                  std::to_string(MaxReserved >> 20) + " MB of address space";
-      if (Try == MinArena || Want > Try)
+      LimitWhy = "the code arena reached jitprof.code_arena_max_size (" +
+                 std::to_string(jitprof_code_arena_max_size) + " kB)";
+      if (Want > Try)
         break;
       continue;
     }
@@ -195,6 +201,7 @@ bool ArenaMemoryManager::ensureRoom(uint64_t Size) {
                       MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
     if (Base == MAP_FAILED) {
       int Err = errno;
+      RefusedStep = true;
       Stats.reserve_failures++;
       GaveUpWhy = std::string("could not reserve ") +
                   std::to_string(Want >> 10) + " kB of address space: " +
@@ -203,7 +210,7 @@ bool ArenaMemoryManager::ensureRoom(uint64_t Size) {
         break;
       continue;
     }
-    if (Try < Step) {
+    if (Try < Step && RefusedStep) {
       // Keep the smaller step from now on rather than failing every time.
       Step = Try;
     }
@@ -218,7 +225,11 @@ bool ArenaMemoryManager::ensureRoom(uint64_t Size) {
     return true;
   }
 
-  GaveUp = true;
+  // Only the kernel's refusal is final; the limit is a setting.
+  if (RefusedStep && LimitWhy.empty())
+    GaveUp = true;
+  else if (!LimitWhy.empty())
+    GaveUpWhy = LimitWhy;
   return false;
 }
 

@@ -74,6 +74,7 @@ typedef struct JitprofSink
 extern int	jitprof_linker;
 extern char *jitprof_llvmjit_library;
 extern bool jitprof_debug_fail_link;
+extern int	jitprof_code_arena_max_size;
 extern bool jitprof_preloaded;
 extern void _PG_init(void);
 

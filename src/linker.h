@@ -54,6 +54,7 @@ extern const char *jp_llvm_version(void);
 /* jitprof.c: GUCs the linker reads when it creates a layer or links */
 extern int	jitprof_linker;
 extern bool jitprof_debug_fail_link;
+extern int	jitprof_code_arena_max_size;	/* kB */
 
 /* provider.c: is jitprof this backend's JIT provider? */
 extern bool jitprof_provider_active;

@@ -1,7 +1,8 @@
 # A server started under "ulimit -v" with room for its shared buffers and
 # for stock llvmjit, but not for the 4 GiB per backend jitprof used to
 # reserve, answers JIT queries correctly: the code arena reserves address
-# space in 64 MiB steps, as needed.
+# space in 64 MiB steps, as needed.  Then the arena's own limit
+# (jitprof.code_arena_max_size): smaller steps, then RuntimeDyld.
 use strict;
 use warnings;
 
@@ -75,6 +76,47 @@ is($s{address_space_reserved_bytes}, 64 * 1024 * 1024, 'one 64 MiB arena reserve
 note("JIT backend under ulimit -v $limit_kb: VmSize $vmsize kB, "
 	  . "arena $s{address_space_reserved_bytes} bytes");
 cmp_ok($vmsize, '<', $limit_kb, 'VmSize is under the limit');
+
+# --- jitprof.code_arena_max_size: smaller arenas, then RuntimeDyld ---
+# With a 2 MB limit the 64, 16 and 4 MB steps do not fit, so the arena
+# reserves 1 MB at a time; 400 queries of distinct shapes then fill it, and
+# the rest of the objects go to RuntimeDyld, with one WARNING.  Every query
+# still gives the right answer; raising the limit lets JITLink take over
+# again.
+my $distinct = join('', map { "SELECT $_, sum(a + " . ('b + ' x $_) . "0) FROM t;\n" } 1 .. 400);
+my $plain = $node->safe_psql('postgres', "SET jit = off;\n$distinct");
+($ret, $out, $err) = $node->psql('postgres', "SET jitprof.code_arena_max_size = '2MB';\n"
+	  . "SET jit_inline_above_cost = -1; SET jit_optimize_above_cost = -1;\n"
+	  . $distinct
+	  . "\\o /dev/null\nSET jit = off;\n\\o\n"
+	  . "SELECT 'status', name, value FROM jitprof_status;\n"
+	  . "\\o /dev/null\nSET jitprof.code_arena_max_size = '1GB';\nSET jit = on;\n"
+	  . "SELECT 1, sum(a + b + b + 1) FROM t;\nSET jit = off;\n\\o\n"
+	  . "SELECT 'after', name, value FROM jitprof_status;\n");
+is($ret, 0, 'the session ran');
+my (%st, %after, @rows);
+for (split /\n/, $out)
+{
+	my @f = split /\|/, $_, 3;
+	if ($f[0] eq 'status') { $st{ $f[1] } = $f[2]; }
+	elsif ($f[0] eq 'after') { $after{ $f[1] } = $f[2]; }
+	else { push @rows, $_; }
+}
+is(join("\n", @rows), $plain, '400 queries give the answers of jit = off');
+my @w = $err =~ /WARNING:  JIT code could not be linked with JITLink, RuntimeDyld links it instead\nDETAIL:  the code arena reached jitprof\.code_arena_max_size \(2048 kB\)/g;
+is(scalar(@w), 1, 'one WARNING names the limit');
+unlike($err, qr/ERROR/, 'no ERROR');
+note("2 MB limit: $st{arenas_created} arenas, $st{address_space_reserved_bytes} bytes reserved, "
+	  . "$st{arena_allocations_total} objects in the arena, $st{rtdyld_fallbacks} by RuntimeDyld");
+cmp_ok($st{arenas_smaller}, '>=', 1, 'the arena reserved smaller steps');
+cmp_ok($st{address_space_reserved_bytes}, '<=', 2 * 1024 * 1024, 'and stayed within the limit');
+cmp_ok($st{arena_allocations_total}, '>', 0, 'JITLink linked objects until the arena was full');
+cmp_ok($st{rtdyld_fallbacks}, '>', 0, 'RuntimeDyld linked the rest');
+is($st{rtdyld_fallbacks} + $st{arena_allocations_total}, $st{objects_linked},
+	'every object went to one of the two');
+cmp_ok($after{arena_allocations_total}, '>', $st{arena_allocations_total},
+	'with the limit raised, JITLink links again');
+is($after{rtdyld_fallbacks}, $st{rtdyld_fallbacks}, 'and nothing more falls back');
 
 $node->stop;
 done_testing();
