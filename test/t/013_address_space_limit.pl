@@ -118,5 +118,36 @@ cmp_ok($after{arena_allocations_total}, '>', $st{arena_allocations_total},
 	'with the limit raised, JITLink links again');
 is($after{rtdyld_fallbacks}, $st{rtdyld_fallbacks}, 'and nothing more falls back');
 
+# --- the kernel refuses the 64 MiB step ---
+# Restart under a limit that leaves a JIT backend room for its usual
+# VmSize minus 44 MiB: the 64 MiB reservation fails, a smaller one (or, if
+# all fail, RuntimeDyld) takes the code, and the queries still answer.
+$node->stop;
+my $tight = $vmsize - 44 * 1024;
+open $fh, '>', "$tmp/pg_ctl" or die;
+print $fh "#!/bin/sh\nulimit -v $tight || exit 1\nexec '$real' \"\$@\"\n";
+close $fh;
+{
+	local $ENV{PATH} = "$tmp:$ENV{PATH}";
+	$node->start;
+}
+($ret, $out, $err) = $node->psql('postgres', qq{
+SET jit = on;
+SELECT 'result';
+$query;
+SET jit = off;
+SELECT 'status', name, value FROM jitprof_status;
+});
+%s = map { (split /\|/)[1, 2] } grep { /^status\|/ } split /\n/, $out;
+($result) = $out =~ /^result\n(.*?)\nstatus/ms;
+note("ulimit -v $tight: reserve failures $s{arena_reserve_failures}, smaller arenas $s{arenas_smaller}, "
+	  . "reserved $s{address_space_reserved_bytes} bytes, RuntimeDyld objects $s{rtdyld_fallbacks}");
+is($ret, 0, 'the session ran under the tight limit');
+is($result, $expected, 'the JIT query gives the right answer');
+unlike($err, qr/ERROR/, 'no ERROR');
+cmp_ok($s{arena_reserve_failures}, '>=', 1, 'the kernel refused the 64 MiB reservation');
+ok($s{arenas_smaller} >= 1 || $s{rtdyld_fallbacks} >= 1,
+	'a smaller arena or RuntimeDyld took the code');
+
 $node->stop;
 done_testing();
