@@ -127,6 +127,19 @@ cmp_ok(scalar(@$lines), '<', 200, 'eight kinds of query leave a small map');
 is($m->{mix}{perf_map_conflicts}, 0, 'no line was refused for overlapping another name');
 check_lines('mixed queries', @$lines);
 
+# --- RuntimeDyld reuses addresses for other functions: the sink refuses
+# a line that would overlap one of another name, so the file never
+# contradicts itself (perf then names such code after the first function
+# at its address: the perf map is for JITLink's code, see doc/linking.md) ---
+($err, $m) = run_script('rtdyld', "SET jitprof.linker = rtdyld;\n" . $mix . status_rows('rtdyld'));
+is($err, '', 'no errors or warnings over 3,000 mixed queries under RuntimeDyld');
+($text, $lines) = read_map($m->{pid}{pid});
+note("RuntimeDyld: map $m->{rtdyld}{perf_map_bytes} bytes, $m->{rtdyld}{perf_map_lines} lines, "
+	  . "$m->{rtdyld}{perf_map_conflicts} lines refused");
+is($m->{rtdyld}{linker}, 'rtdyld', 'linked by RuntimeDyld');
+cmp_ok($m->{rtdyld}{perf_map_conflicts}, '>', 0, 'lines overlapping another name were refused');
+check_lines('RuntimeDyld', @$lines);
+
 # --- the cap ---
 ($err, $m) = run_script('cap', "SET jitprof.perf_map_max_size = '64kB';\n"
 	  . join('', map { "SELECT count(*) FROM t WHERE a > $_ AND b < $_ % 7 + " . ('a + ' x ($_ % 400)) . "0;\n" } 1 .. 600)
