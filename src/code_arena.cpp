@@ -29,8 +29,9 @@
 //    land at the addresses, with the names and sizes, of the earlier copy,
 //    so the perf map sink has nothing new to write.  A range is never
 //    handed to an object of another shape, so an address never changes
-//    name while a perf map line for it stands.  At most MaxCachedRanges
-//    ranges are kept; a freed range beyond that stays reserved, unused.
+//    name while a perf map line for it stands.  The shape is kept as a
+//    SHA-1 digest.  At most MaxCachedRanges (16,384) ranges are kept; a
+//    freed range beyond that stays reserved, unused.
 //
 // Freeing also fixes LLVM 14's InProcessMemoryManager leak: it unmaps an
 // allocation only if the graph carried a deallocation action, which
@@ -52,6 +53,7 @@ extern "C"
 #include "llvm/ExecutionEngine/Orc/Shared/AllocationActions.h"
 #include "llvm/Support/Memory.h"
 #include "llvm/Support/MathExtras.h"
+#include "llvm/Support/SHA1.h"
 
 #include <algorithm>
 #include <mutex>
@@ -74,7 +76,7 @@ namespace {
 
 constexpr uint64_t ArenaStep = uint64_t(64) << 20;
 constexpr uint64_t MinArena = uint64_t(1) << 20;
-constexpr size_t MaxCachedRanges = 4096;
+constexpr size_t MaxCachedRanges = 16384;
 
 // One reserved range of address space.  Never unmapped.
 struct Arena {
@@ -363,7 +365,12 @@ std::string shapeOf(LinkGraph &G, uint64_t Total) {
   std::sort(Functions.begin(), Functions.end());
   for (auto &F : Functions)
     K += F;
-  return K;
+  // Kept as a SHA-1 of all that: 20 bytes per cached range instead of a
+  // kilobyte or so.
+  auto Digest = SHA1::hash(ArrayRef<uint8_t>(
+      reinterpret_cast<const uint8_t *>(K.data()), K.size()));
+  return std::string(reinterpret_cast<const char *>(Digest.data()),
+                     Digest.size());
 }
 
 void ArenaMemoryManager::allocate(const JITLinkDylib *JD, LinkGraph &G,
