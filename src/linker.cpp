@@ -237,48 +237,100 @@ public:
 // as resource managers, so freeing a query's code reaches whichever layer
 // linked it; both report to the registry.
 //
-// The check builds the object's link graph once more than JITLink will: a
-// parse of a few kB, small beside the code generation that produced it.
+// The graph built for the check is the one JITLink links.  Its blocks point
+// into the object's buffer until the arena copies them to their final
+// place, so the buffer is kept (ObjectBuffers) until JITLink reports the
+// object emitted or failed.
+class ObjectBuffers : public ObjectLinkingLayer::Plugin {
+public:
+  void keep(MaterializationResponsibility *MR, std::unique_ptr<MemoryBuffer> O) {
+    std::lock_guard<std::mutex> Lock(M);
+    Kept[MR] = std::move(O);
+  }
+
+  void modifyPassConfig(MaterializationResponsibility &MR,
+                        jitlink::LinkGraph &G,
+                        jitlink::PassConfiguration &Config) override {}
+
+  Error notifyEmitted(MaterializationResponsibility &MR) override {
+    drop(&MR);
+    return Error::success();
+  }
+
+  Error notifyFailed(MaterializationResponsibility &MR) override {
+    drop(&MR);
+    return Error::success();
+  }
+
+  Error notifyRemovingResources(ResourceKey K) override {
+    return Error::success();
+  }
+
+  void notifyTransferringResources(ResourceKey DstKey,
+                                   ResourceKey SrcKey) override {}
+
+private:
+  void drop(MaterializationResponsibility *MR) {
+    std::lock_guard<std::mutex> Lock(M);
+    Kept.erase(MR);
+  }
+
+  std::mutex M;
+  DenseMap<MaterializationResponsibility *, std::unique_ptr<MemoryBuffer>>
+      Kept;
+};
+
 class JitprofObjectLayer : public RTTIExtends<JitprofObjectLayer, ObjectLayer> {
 public:
   static char ID;
 
   JitprofObjectLayer(ExecutionSession &ES,
                      std::unique_ptr<ObjectLinkingLayer> JITLinkLayer,
+                     ObjectBuffers &Buffers,
                      std::unique_ptr<ObjectLayer> RTDyldLayer)
       : RTTIExtends(ES), JITLinkLayer(std::move(JITLinkLayer)),
-        RTDyldLayer(std::move(RTDyldLayer)) {}
+        Buffers(Buffers), RTDyldLayer(std::move(RTDyldLayer)) {}
 
   void emit(std::unique_ptr<MaterializationResponsibility> R,
             std::unique_ptr<MemoryBuffer> O) override {
+    if (!RTDyldLayer)
+      return JITLinkLayer->emit(std::move(R), std::move(O));
+
     std::string Why;
-    if (RTDyldLayer && !jitLinkCanTake(*O, Why)) {
+    auto G = graphFor(*O, Why);
+    if (!G) {
       jp_registry_linker_fallback(Why.c_str());
       RTDyldLayer->emit(std::move(R), std::move(O));
       return;
     }
-    JITLinkLayer->emit(std::move(R), std::move(O));
+    Buffers.keep(R.get(), std::move(O));
+    JITLinkLayer->emit(std::move(R), std::move(G));
   }
 
 private:
-  bool jitLinkCanTake(MemoryBuffer &O, std::string &Why) {
+  // The object's link graph if JITLink can take it; else null, and Why.
+  std::unique_ptr<jitlink::LinkGraph> graphFor(MemoryBuffer &O,
+                                               std::string &Why) {
     if (jitprof_debug_fail_link) {
       Why = "link failure injected by jitprof.debug_fail_link in object " +
             O.getBufferIdentifier().str();
       jp_registry_link_failed();
-      return false;
+      return nullptr;
     }
     auto G = jitlink::createLinkGraphFromObject(O.getMemBufferRef());
     if (!G) {
       Why = "JITLink cannot link object " + O.getBufferIdentifier().str() +
             ": " + toString(G.takeError());
       jp_registry_link_failed();
-      return false;
+      return nullptr;
     }
-    return jitprof::codeArenaHasRoomFor(**G, Why);
+    if (!jitprof::codeArenaHasRoomFor(**G, Why))
+      return nullptr;
+    return std::move(*G);
   }
 
   std::unique_ptr<ObjectLinkingLayer> JITLinkLayer;
+  ObjectBuffers &Buffers;
   std::unique_ptr<ObjectLayer> RTDyldLayer;
 };
 
@@ -311,13 +363,16 @@ ObjectLayer *createJitprofLayer(LLVMOrcExecutionSessionRef ES) {
   ExecutionSession &Session = unwrapSession(ES);
   auto JITLink =
       std::make_unique<ObjectLinkingLayer>(Session, jitprof::codeArena());
+  auto Buffers = std::make_unique<ObjectBuffers>();
+  ObjectBuffers &BuffersRef = *Buffers;
+  JITLink->addPlugin(std::move(Buffers));
   JITLink->addPlugin(std::make_unique<JitprofPlugin>());
   // .eh_frame goes to libgcc's unwinder, as RuntimeDyld does it, so that
   // backtraces (backtrace_functions, a debugger) get through JIT frames.
   JITLink->addPlugin(std::make_unique<EHFrameRegistrationPlugin>(
       Session, std::make_unique<jitlink::InProcessEHFrameRegistrar>()));
   jp_linker_in_use = JP_LINKER_JITLINK;
-  return new JitprofObjectLayer(Session, std::move(JITLink),
+  return new JitprofObjectLayer(Session, std::move(JITLink), BuffersRef,
                                 std::unique_ptr<ObjectLayer>(RTDyld));
 }
 
