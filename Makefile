@@ -25,12 +25,16 @@ EXTENSION = jitprof
 DATA = jitprof--1.0.sql
 PGFILEDESC = "jitprof - JITLink-based JIT provider with per-query profiling"
 
-# The regression tests need jitprof preloaded and selected as jit_provider,
-# which an already running server (installcheck) cannot be assumed to have;
-# tools/test.sh runs them against a throwaway cluster instead.
+# "make installcheck" runs the pg_regress suites against a running server
+# that has jitprof in shared_preload_libraries and as its jit_provider (the
+# settings of test/jitprof.conf); each session forces JIT through PGOPTIONS.
+# It then runs the TAP tests in test/t/, which start clusters of their own
+# (run it as the server's OS user, not as root).  tools/test.sh does both
+# against a throwaway cluster.
 REGRESS = status names functions errors hotspots
-REGRESS_OPTS = --temp-config=$(srcdir)/test/jitprof.conf
-NO_INSTALLCHECK = 1
+TAP_TESTS = 1
+PROVE_TESTS = test/t/*.pl
+PROVE_FLAGS = -I $(srcdir)/test/lib
 
 PG_CONFIG ?= pg_config
 LLVM_CONFIG ?= llvm-config-14
@@ -47,3 +51,11 @@ override with_llvm = no
 
 PGXS := $(shell $(PG_CONFIG) --pgxs)
 include $(PGXS)
+
+installcheck: export PGOPTIONS += -c jit=on -c jit_above_cost=0 \
+	-c jit_inline_above_cost=0 -c jit_optimize_above_cost=0 \
+	-c max_parallel_workers_per_gather=0
+
+# The TAP tests configure their own clusters: keep the sessions' forced JIT
+# out of them.
+PROVE := env -u PGOPTIONS $(PROVE)

@@ -25,20 +25,32 @@ status=0
 passed=0
 failed=0
 
+# Both phases go through PGXS's "make installcheck", as a user of the
+# extension would run it, with the pg_config of the tree under test.
+pgxs_installcheck() {
+	(cd "$work" && as_pg_user env PATH="$PG_BINDIR:$PATH" \
+		make -s installcheck PG_CONFIG="$PG_BINDIR/pg_config" "$@")
+}
+
 if [ "$what" = all ] || [ "$what" = regress ]; then
-	tests=$(sed -n 's/^REGRESS = //p' "$TOP"/Makefile)
-	echo "== pg_regress: $tests"
-	if ! as_pg_user "$PG_REGRESS" \
-		--temp-instance="$work/tmp_check" \
-		--temp-config="$work/test/jitprof.conf" \
-		--bindir="$PG_BINDIR" \
-		--inputdir="$work" --outputdir="$work" \
-		--port="$PG_PORT" \
-		--dbname=contrib_regression \
-		$tests | tee "$work"/regress.log; then
+	echo "== pg_regress (make installcheck) against a throwaway server"
+	data="$work/regress_data"
+	as_pg_user "$PG_BINDIR"/initdb -D "$data" -A trust >/dev/null
+	{
+		cat "$work"/test/jitprof.conf
+		printf "port = %s\nlisten_addresses = ''\nunix_socket_directories = '%s'\n" \
+			"$PG_PORT" "$work"
+	} >>"$data"/postgresql.conf
+	as_pg_user "$PG_BINDIR"/pg_ctl -D "$data" -l "$work"/regress_server.log -w start >/dev/null
+	if ! PGHOST="$work" PGPORT="$PG_PORT" pgxs_installcheck TAP_TESTS= 2>&1 |
+		tee "$work"/regress.log; then
 		status=1
-		cat "$work"/regression.diffs 2>/dev/null | head -200 || true
 	fi
+	if grep -qE '\.\.\. FAILED|^not ok' "$work"/regress.log; then
+		status=1
+		head -200 "$work"/regression.diffs 2>/dev/null || true
+	fi
+	as_pg_user "$PG_BINDIR"/pg_ctl -D "$data" -m fast stop >/dev/null || true
 	passed=$((passed + $(grep -cE '^(not )?ok [0-9]|^test .* \.\.\. ok' "$work"/regress.log || true)))
 	failed=$((failed + $(grep -cE '\.\.\. FAILED|^not ok' "$work"/regress.log || true)))
 fi
@@ -49,22 +61,18 @@ if [ "$what" = all ] || [ "$what" = tap ]; then
 	else
 		files=(test/t/*.pl)
 	fi
-	echo "== TAP: ${files[*]}"
-	if ! (cd "$work" && as_pg_user env \
-		PATH="$PG_BINDIR:$PATH" \
-		PG_REGRESS="$PG_REGRESS" \
-		PG_TEST_PORT_DIR="$PG_TEST_PORT_DIR" \
-		TESTDIR="$work" \
-		JITPROF_SRC="$work" \
-		prove ${JITPROF_PROVE_FLAGS:-} -I "$TAP_LIB" -I "$work/test/lib" "${files[@]}") | tee "$work"/tap.log; then
+	echo "== TAP (make installcheck): ${files[*]}"
+	if ! pgxs_installcheck REGRESS= PROVE_TESTS="${files[*]}" \
+		PROVE_FLAGS="-I test/lib ${JITPROF_PROVE_FLAGS:-}" 2>&1 |
+		tee "$work"/tap.log; then
+		status=1
+	fi
+	if ! grep -q '^Result: PASS' "$work"/tap.log; then
 		status=1
 		for f in "$work"/tmp_check/log/*; do
 			[ -f "$f" ] && { echo "---- $f (tail)"; tail -40 "$f"; }
 		done
 	fi
-fi
-
-if [ "$what" = all ] || [ "$what" = tap ]; then
 	passed=$((passed + $(grep -cE '^test/t/.*\.pl \.+ ok$' "$work"/tap.log || true)))
 	failed=$((failed + $(grep -cE '^test/t/.*\.pl +\(Wstat' "$work"/tap.log || true)))
 fi
