@@ -73,11 +73,48 @@ typedef struct JitprofSink
 extern int	jitprof_linker;
 extern char *jitprof_llvmjit_library;
 extern bool jitprof_debug_fail_link;
+extern int	jitprof_code_arena_max_size;
 extern bool jitprof_preloaded;
 extern void _PG_init(void);
 
 /* sink_io.c: file output for the sinks (never throws) */
 extern bool jp_write_all(int fd, const void *buf, size_t len);
+
+/* range_set.c: ranges a file sink has written (never throws) */
+typedef struct JitprofRange
+{
+	uint64		start;
+	uint64		end;
+	uint64		name_hash;
+	uint64		code_hash;
+} JitprofRange;
+
+typedef struct JitprofRangeSet
+{
+	JitprofRange *items;		/* malloc'd, sorted by start, disjoint */
+	int			n;
+	int			max;
+} JitprofRangeSet;
+
+extern JitprofRange *jp_range_exact(JitprofRangeSet *set, uint64 start,
+									uint64 end);
+extern bool jp_range_overlaps(const JitprofRangeSet *set, uint64 start,
+							  uint64 end);
+extern bool jp_range_add(JitprofRangeSet *set, uint64 start, uint64 end,
+						 uint64 name_hash, uint64 code_hash);
+extern void jp_range_reset(JitprofRangeSet *set);
+
+/* sink_perf_map.c, sink_jitdump.c: what the file sinks wrote and dropped */
+typedef struct JitprofFileCounters
+{
+	uint64		bytes;			/* size of the file */
+	uint64		records;		/* lines or records written */
+	uint64		dropped;		/* not written: the file reached its cap */
+	uint64		conflicts;		/* not written: overlaps another name */
+} JitprofFileCounters;
+
+extern JitprofFileCounters jp_perf_map_counters;
+extern JitprofFileCounters jp_jitdump_counters;
 
 /* sink_perf_map.c, sink_jitdump.c, sink_gdb.c: GUCs and sink registration */
 extern void jp_perf_map_init(void);
@@ -109,6 +146,7 @@ extern void jp_naming_record_expr(ExprState *state, JitContext *context,
 								  const char *const *llvm_names,
 								  const bool *is_deform, int nfunctions);
 extern bool jp_naming_take(const char *llvm_name, JitprofOrigin *origin);
+extern bool jp_naming_peek(const char *llvm_name, char *symbol, size_t len);
 extern void jp_naming_forget_context(JitContext *context);
 extern const char *jp_plan_node_name(Plan *plan);
 extern void jp_naming_note_load(void);
@@ -128,6 +166,7 @@ typedef struct JitprofCounters
 	uint64		code_bytes_live;
 	uint64		link_failures;
 	uint64		objects_dropped;	/* not recorded: out of memory */
+	uint64		rtdyld_fallbacks;	/* objects linked by RuntimeDyld instead */
 } JitprofCounters;
 
 extern JitprofCounters jp_counters;

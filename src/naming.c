@@ -1098,6 +1098,30 @@ jp_naming_take(const char *llvm_name, JitprofOrigin *origin)
 }
 
 /*
+ * The symbol jp_naming_take will give "llvm_name", without handing it over:
+ * the code arena asks for it before the link, to recognise an object it has
+ * seen before.  Same contract as jp_naming_take.
+ */
+bool
+jp_naming_peek(const char *llvm_name, char *symbol, size_t len)
+{
+	char		key[JP_LLVM_NAME_LEN];
+	PendingName *entry;
+
+	if (pending_names == NULL)
+		return false;
+
+	strlcpy(key, llvm_name, JP_LLVM_NAME_LEN);
+	entry = hash_search(pending_names, key, HASH_FIND, NULL);
+	if (entry == NULL)
+		return false;
+	if (entry->index >= entry->names->nresolved)
+		resolve_names(entry->names);
+	strlcpy(symbol, entry->names->functions[entry->index].origin.symbol, len);
+	return true;
+}
+
+/*
  * Drop what is kept for a JIT context that is being released, including
  * functions that were never emitted.
  */
