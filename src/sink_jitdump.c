@@ -475,7 +475,8 @@ jitdump_object_linked(const JitprofObject *object)
 		if (!jp_range_add(&dump_written, fn->address, fn->address + fn->size,
 						  name_hash, code_hash))
 		{
-			dump_give_up("out of memory for", dump_path, ENOMEM);
+			errno = ENOMEM;
+			dump_failed_io();
 			return;
 		}
 		jp_jitdump_counters.bytes += sizeof(*rec) + namelen + fn->size;

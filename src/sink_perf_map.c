@@ -317,7 +317,8 @@ perf_map_object_linked(const JitprofObject *object)
 		}
 		if (!jp_range_add(&map_written, fn->address, end, name_hash, 0))
 		{
-			map_give_up("out of memory", NULL, false);
+			errno = ENOMEM;
+			map_failed_io();
 			return;
 		}
 		len += n;
