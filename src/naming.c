@@ -463,7 +463,7 @@ jp_naming_record_expr(ExprState *state, JitContext *context,
 		fn->state = state;
 		if (is_deform[i])
 			fn->deform_role = next_deform < nroles ? roles[next_deform++] : "deform";
-		fn->origin.queryid = (int64) ps->state->es_plannedstmt->queryId;
+		fn->origin.queryid = jp_execution_queryid(ps->state);
 		fn->origin.plan_node_id = ps->plan->plan_node_id;
 		strlcpy(fn->origin.node_type, jp_plan_node_name(ps->plan),
 				JP_NODE_TYPE_LEN);
