@@ -66,6 +66,7 @@
 
 #include "access/parallel.h"
 #include "access/xact.h"
+#include "common/hashfn.h"
 #include "executor/executor.h"
 #include "executor/instrument.h"
 #include "jit/jit.h"
@@ -74,6 +75,7 @@
 #include "tcop/utility.h"
 #include "utils/guc.h"
 #include "utils/portal.h"
+#include "utils/queryjumble.h"
 
 #include "sampler.h"
 
@@ -89,7 +91,8 @@ static QueryDesc *running_toplevel = NULL;
 typedef struct UtilityState
 {
 	bool		active;
-	int64		queryid;
+	PlannedStmt *pstmt;
+	const char *query_string;
 	const char *portalname;		/* DECLARE CURSOR's cursor */
 	JpExec	   *exec;			/* its own execution, once a JIT query ran */
 	JpExec	   *cursor;			/* the cursor it declared */
@@ -299,6 +302,30 @@ jp_flush_trampoline(PlanState *node)
 	return result;
 }
 
+/*
+ * The running utility statement's query ID, as pg_stat_statements keys it.
+ * pg_stat_statements zeroes pstmt->queryId before calling the next hook
+ * (so that its executor hooks ignore the statement's inner query), so when
+ * it is loaded after jitprof the ID is computed again here the way the core
+ * computes it for utility statements: a hash of the statement's text.
+ */
+static int64
+utility_queryid(void)
+{
+	const char *sql;
+	int			location = utility.pstmt->stmt_location;
+	int			len = utility.pstmt->stmt_len;
+	uint64		queryid;
+
+	if (utility.pstmt->queryId != 0 || !IsQueryIdEnabled() ||
+		utility.query_string == NULL)
+		return (int64) utility.pstmt->queryId;
+	sql = CleanQuerytext(utility.query_string, &location, &len);
+	queryid = DatumGetUInt64(hash_any_extended((const unsigned char *) sql,
+											   len, 0));
+	return (int64) (queryid != 0 ? queryid : UINT64CONST(2));
+}
+
 /* Is queryDesc the plan of the cursor "portalname" being declared? */
 static bool
 is_cursor_plan(const char *portalname, QueryDesc *queryDesc)
@@ -334,7 +361,7 @@ start_execution(QueryDesc *queryDesc, bool *restore)
 		if (utility.portalname != NULL && utility.cursor == NULL &&
 			is_cursor_plan(utility.portalname, queryDesc))
 		{
-			exec = jp_exec_open(queryDesc, utility.queryid, false);
+			exec = jp_exec_open(queryDesc, utility_queryid(), false);
 			if (exec != NULL)
 			{
 				utility.cursor = exec;
@@ -345,7 +372,7 @@ start_execution(QueryDesc *queryDesc, bool *restore)
 		}
 		if (utility.exec == NULL)
 		{
-			utility.exec = jp_exec_open(NULL, utility.queryid, false);
+			utility.exec = jp_exec_open(NULL, utility_queryid(), false);
 			jp_current = utility.exec;
 			*restore = false;
 		}
@@ -535,7 +562,8 @@ sampler_ProcessUtility(PlannedStmt *pstmt, const char *queryString,
 		saved_utility = utility;
 		memset(&utility, 0, sizeof(utility));
 		utility.active = true;
-		utility.queryid = (int64) pstmt->queryId;
+		utility.pstmt = pstmt;
+		utility.query_string = queryString;
 		if (IsA(parsetree, DeclareCursorStmt))
 			utility.portalname = ((DeclareCursorStmt *) parsetree)->portalname;
 	}

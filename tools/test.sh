@@ -53,6 +53,7 @@ if [ "$what" = all ] || [ "$what" = tap ]; then
 	if ! (cd "$work" && as_pg_user env \
 		PATH="$PG_BINDIR:$PATH" \
 		PG_REGRESS="$PG_REGRESS" \
+		PG_CONFIG="$(command -v pg_config)" \
 		PG_TEST_PORT_DIR="$PG_TEST_PORT_DIR" \
 		TESTDIR="$work" \
 		JITPROF_SRC="$work" \
