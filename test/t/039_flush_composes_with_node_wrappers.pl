@@ -23,7 +23,7 @@ VACUUM ANALYZE t;
 });
 
 # A few seconds of CPU in one statement: a nested loop with arithmetic.
-my $query = q{SELECT count(*), sum(t.a * s + t.b) FROM t, generate_series(1, 200) s
+my $query = q{SELECT count(*), sum(t.a * s + t.b) FROM t, generate_series(1, 500) s
  WHERE (t.a * s) % 7 <> 3 AND t.b * s > 5};
 my $expected = $node->safe_psql('postgres', "SET jit = off; $query");
 my $flushes = sub { $node->safe_psql('postgres', 'SELECT flushes FROM jitprof_sampler') };
