@@ -540,9 +540,9 @@ sampler_ProcessUtility(PlannedStmt *pstmt, const char *queryString,
 	bool		top;
 
 	/*
-	 * As pg_stat_statements: EXECUTE is not a level of its own (the
-	 * prepared statement's executor runs at this level), and neither are
-	 * PREPARE and DEALLOCATE.
+	 * As pg_stat_statements: EXECUTE is not a level of its own (the prepared
+	 * statement's executor runs at this level), and neither are PREPARE and
+	 * DEALLOCATE.
 	 */
 	if (IsA(parsetree, ExecuteStmt) || IsA(parsetree, PrepareStmt) ||
 		IsA(parsetree, DeallocateStmt))
@@ -634,9 +634,10 @@ sampler_xact_callback(XactEvent event, void *arg)
 int64
 jp_execution_queryid(EState *estate)
 {
-	int64		queryid = estate->es_plannedstmt ?
-		(int64) estate->es_plannedstmt->queryId : 0;
+	int64		queryid = 0;
 
+	if (estate->es_plannedstmt != NULL)
+		queryid = (int64) estate->es_plannedstmt->queryId;
 	if (queryid != 0 || jp_nopen == 0)
 		return queryid;
 	for (int i = 0; i < JP_MAX_EXECS; i++)

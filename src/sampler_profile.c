@@ -282,7 +282,7 @@ static void flush_failed(void);
  * Start a new execution following "owner" (NULL: the running utility
  * statement).  Returns NULL when JP_MAX_EXECS executions are open.
  */
-JpExec *
+JpExec	   *
 jp_exec_open(const QueryDesc *owner, int64 queryid, bool count_at_end)
 {
 	JpExec	   *exec = NULL;

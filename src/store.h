@@ -66,7 +66,8 @@ typedef struct JpSamplerHealth
 	int64		samples_jit_self;	/* PC inside JIT code */
 	int64		samples_jit_total;	/* JIT code on the stack */
 	int64		samples_dropped;	/* no JIT execution was running */
-	int64		samples_other_execution;	/* in JIT code of another execution */
+	int64		samples_other_execution;	/* in JIT code of another
+											 * execution */
 	int64		samples_in_flush;	/* charged to the query, not to a function */
 	int64		functions_untracked;	/* no free slot for a linked function */
 	int64		executions_untracked;	/* too many open executions */
