@@ -5,7 +5,7 @@
  *
  * A fixed-size shared hash table holds one entry per (user, database, query
  * ID, plan node, JIT function) and one summary entry per query.  Backends
- * add to it once per query execution (jp_store_flush, called by sampler.c);
+ * add to it once per JIT execution (jp_store_flush, sampler_profile.c);
  * the SQL functions in hotspots.c read it.
  *
  * Locking: one LWLock protects the hash table, the health counters and

@@ -1,7 +1,7 @@
 /*-------------------------------------------------------------------------
  *
  * store.h
- *	  The hotspot store's interface, shared by the sampler (sampler.c), the
+ *	  The hotspot store's interface, shared by the sampler (sampler_*.c), the
  *	  shared-memory store (store.c) and the SQL functions (hotspots.c).
  *
  * The sampler aggregates samples per JIT function in backend-local memory
