@@ -50,7 +50,7 @@ queries=(
 cpu="(split_part(s, ' ', 14)::bigint + split_part(s, ' ', 15)::bigint)"
 {
 	echo "LOAD '$so';"
-	for q in "${queries[@]}"; do echo "$q;"; done	# warm up
+	for q in "${queries[@]}"; do echo "$q \\g /dev/null"; done	# warm up
 	for i in $(seq 0 $((${#queries[@]} - 1))); do echo "\\set on_$i 0"; echo "\\set off_$i 0"; done
 	for r in $(seq 1 "$reps"); do
 		for i in $(seq 0 $((${#queries[@]} - 1))); do
