@@ -6,18 +6,21 @@
  *	  stack, as a coroutine of a PL runtime might leave it.  Built and loaded
  *	  by test/t/040_frame_walk_off_main_stack.pl.
  *
- * jp_altstack_spin(n) switches to a malloc'd stack (makecontext and
- * swapcontext), sets the frame pointer to 64 bytes above the low end glibc
- * reports for the main thread's stack (far below what is mapped), spins n
- * iterations adding them up, and returns n * (n + 1) / 2 (mod 2^64).  A
- * profiler's SIGPROF handler that walks the frame chain from there reads
- * unmapped memory.
+ * jp_altstack_spin(n) maps an inaccessible page inside the range glibc
+ * reports for the main thread's stack (top - RLIMIT_STACK, far below what
+ * the stack uses), switches to a malloc'd stack (makecontext and
+ * swapcontext), points the frame pointer into that page, spins n iterations
+ * adding them up, and returns n * (n + 1) / 2 (mod 2^64).  A profiler's
+ * SIGPROF handler that trusts any frame pointer inside the main stack's
+ * range, without checking that SP is on that stack, reads the page and
+ * crashes the backend.
  *
  *-------------------------------------------------------------------------
  */
 #include "postgres.h"
 
 #include <pthread.h>
+#include <sys/mman.h>
 #include <ucontext.h>
 
 #include "fmgr.h"
@@ -31,6 +34,7 @@ static ucontext_t spin_context;
 static uint64 spin_n;
 static uint64 spin_result;
 static uintptr_t bogus_fp;
+static void *trap_page = NULL;
 
 PG_FUNCTION_INFO_V1(jp_altstack_spin);
 PG_FUNCTION_INFO_V1(jp_altstack_bogus_fp);
@@ -73,7 +77,20 @@ compute_bogus_fp(void)
 		elog(ERROR, "pthread_getattr_np failed");
 	pthread_attr_getstack(&attr, &addr, &size);
 	pthread_attr_destroy(&attr);
-	bogus_fp = ((uintptr_t) addr + 64) & ~(uintptr_t) 15;
+
+	/* an inaccessible page 64 kB above the range's low end */
+	if (trap_page == NULL)
+	{
+		void	   *want = (void *) (((uintptr_t) addr + 65536) & ~(uintptr_t) 4095);
+		void	   *got = mmap(want, 4096, PROT_NONE,
+							   MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED_NOREPLACE,
+							   -1, 0);
+
+		if (got == MAP_FAILED)
+			elog(ERROR, "could not map a page at %p: %m", want);
+		trap_page = got;
+	}
+	bogus_fp = (uintptr_t) trap_page + 64;
 }
 
 Datum
