@@ -10,18 +10,24 @@ use PostgreSQL::Test::Utils;
 use Test::More;
 use JitprofTest;
 
+# (no mid-query flush: the failed query's counts reach the store only
+# after it failed)
 my $node = jitprof_node('failed', conf => q{
 jitprof.sample_rate = 1000
+jitprof.flush_interval = 0
 });
 $node->safe_psql('postgres', q{
-CREATE TABLE t AS SELECT g AS a FROM generate_series(1, 3000000) g;
+CREATE TABLE t AS SELECT g AS a FROM generate_series(1, 1500000) g;
 VACUUM ANALYZE t;
 });
 
-# Fails with division by zero near the end of a heavy scan.
+# Fails with division by zero near the end of a heavy scan; the next query
+# is much cheaper, so that charging its samples to the failed query's
+# functions would show as a share above 100%.
 my $failing = q{SELECT count(*) FROM t
-  WHERE sqrt(a::float8) * 3 + ln(a + 1.0) > 7 AND (CASE WHEN a = 2999990 THEN a / (a - a) ELSE 1 END) = 1};
-my $next = q{SELECT count(*) FROM t WHERE sqrt(a::float8) * 2 + ln(a + 2.0) > 9};
+  WHERE (a::float8 * 1.5 + a * 0.25) * (a % 13) + sqrt(a::float8) > 7
+    AND (CASE WHEN a = 1499990 THEN a / (a - a) ELSE 1 END) = 1};
+my $next = q{SELECT count(*) FROM t WHERE a % 10 = 1 AND a < 300000};
 my $qid = sub {
 	my ($sql) = @_;
 	my ($id) = $node->safe_psql('postgres', "EXPLAIN (VERBOSE, COSTS OFF) $sql") =~
@@ -52,7 +58,7 @@ SELECT string_agg(symbol || ':' || self_samples || '/' || total_samples || '/' |
 
 my ($f_exec, $f_samples) = split /\|/, $summary->($failed_id);
 is($f_exec, '0', 'the failed query counts no execution');
-cmp_ok($f_samples, '>', 500, "its samples are its own ($f_samples)");
+cmp_ok($f_samples, '>', 100, "its samples are its own ($f_samples)");
 my ($qual_self, $qual_query) = split /\|/, $node->safe_psql('postgres', qq{
 SELECT self_samples, query_samples FROM jitprof_hotspots
   WHERE queryid = $failed_id AND node_type = 'SeqScan' AND role = 'qual'});
