@@ -229,11 +229,11 @@ watch_begin(QueryDesc *queryDesc)
  * (the trampoline may sit in their chain, and forwards from there).
  */
 static void
-disarm(void)
+disarm(int narm)
 {
 	jp_disarming = true;
 	pg_compiler_barrier();
-	for (int i = 0; i < jp_narm; i++)
+	for (int i = 0; i < narm; i++)
 	{
 		JpWatchEntry *e = jp_arm[i];
 
@@ -253,11 +253,15 @@ disarm(void)
 	jp_disarming = false;
 }
 
+/* Stop watching: first hide the nodes from the handler, then disarm them. */
 static void
 watch_end(void)
 {
-	disarm();
+	int			narm = jp_narm;
+
 	jp_narm = 0;
+	pg_compiler_barrier();
+	disarm(narm);
 	watch_active = false;
 }
 
@@ -292,7 +296,7 @@ jp_flush_trampoline(PlanState *node)
 
 	if (jp_flush_armed)
 	{
-		disarm();
+		disarm(jp_narm);
 		jp_flush_due();
 	}
 
