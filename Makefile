@@ -16,7 +16,9 @@ OBJS = \
 	src/sink_io.o \
 	src/range_set.o \
 	src/store.o \
-	src/sampler.o \
+	src/sampler_signal.o \
+	src/sampler_profile.o \
+	src/sampler_hooks.o \
 	src/hotspots.o \
 	src/linker.o \
 	src/code_arena.o

@@ -37,7 +37,7 @@ PG_FUNCTION_INFO_V1(jitprof_reset_1_0);
 
 #define HOTSPOTS_COLS	16
 #define QUERIES_COLS	10
-#define SAMPLER_COLS	11
+#define SAMPLER_COLS	15
 
 /* per-query totals built from the function entries */
 typedef struct QueryKey
@@ -275,6 +275,10 @@ jitprof_sampler_1_0(PG_FUNCTION_ARGS)
 	values[i++] = Int64GetDatum(entries);
 	values[i++] = Int32GetDatum(jitprof_max_hotspots);
 	values[i++] = TimestampTzGetDatum(stats_reset);
+	values[i++] = Int64GetDatum(health.samples_other_execution);
+	values[i++] = Int64GetDatum(health.samples_in_flush);
+	values[i++] = Int64GetDatum(health.executions_untracked);
+	values[i++] = Int64GetDatum(health.forward_fallbacks);
 	Assert(i == SAMPLER_COLS);
 
 	tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, nulls);

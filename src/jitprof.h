@@ -134,9 +134,10 @@ typedef struct JitprofGdbCounters
 
 extern JitprofGdbCounters jp_gdb_counters;
 
-/* sampler.c, store.c: the hotspot sampler and its shared-memory store */
+/* sampler_*.c, store.c: the hotspot sampler and its shared-memory store */
 extern void jp_sampler_init(void);
 extern void jp_store_init(void);
+extern int64 jp_execution_queryid(EState *estate);
 
 /* provider.c */
 extern bool jitprof_provider_active;

@@ -890,7 +890,7 @@ context_names(JitContext *context)
 static int64
 origin_queryid(PlanState *ps)
 {
-	return (int64) ps->state->es_plannedstmt->queryId;
+	return jp_execution_queryid(ps->state);
 }
 
 /*

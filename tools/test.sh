@@ -36,6 +36,7 @@ failed=0
 # extension would run it, with the pg_config of the tree under test.
 pgxs_installcheck() {
 	(cd "$work" && as_pg_user env PATH="$PG_BINDIR:$PATH" \
+		JITPROF_BUILD_PG_CONFIG="$(command -v pg_config)" \
 		make -s installcheck PG_CONFIG="$PG_BINDIR/pg_config" "$@")
 }
 

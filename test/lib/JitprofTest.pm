@@ -14,7 +14,7 @@ use Exporter 'import';
 use PostgreSQL::Test::Cluster;
 use PostgreSQL::Test::Utils;
 
-our @EXPORT = qw(jitprof_node jitprof_conf status_value);
+our @EXPORT = qw(jitprof_node jitprof_conf status_value build_test_module);
 
 # The regression suite's settings, as a string for append_conf.
 sub jitprof_conf
@@ -44,6 +44,29 @@ sub status_value
 	$sql = defined $sql ? "\\o /dev/null\n$sql;\n\\o\n" : '';
 	return $node->safe_psql('postgres',
 		"${sql}SELECT value FROM jitprof_status WHERE name = '$name'");
+}
+
+# Compile test/modules/<name>.c with pg_config's compiler and flags into
+# DIR/<name>.so and return that path, for LOAD or CREATE FUNCTION by
+# absolute path.  Dies (failing the test) when it does not build.
+sub build_test_module
+{
+	my ($name, $dir) = @_;
+	my $src = $ENV{JITPROF_SRC} // '.';
+	# the pg_config of the installed headers (a private tree has none)
+	my $pg_config = $ENV{JITPROF_BUILD_PG_CONFIG} // 'pg_config';
+	my $pgc = sub {
+		my ($out) = run_command([ $pg_config, @_ ]);
+		chomp $out;
+		return split ' ', $out;
+	};
+	my @cmd = (
+		$pgc->('--cc'), $pgc->('--cppflags'), $pgc->('--cflags'),
+		$pgc->('--cflags_sl'), '-I' . join('', $pgc->('--includedir-server')),
+		'-shared', '-o', "$dir/$name.so", "$src/test/modules/$name.c");
+	my ($stdout, $stderr) = run_command(\@cmd);
+	die "could not build test module $name: $stderr" unless -f "$dir/$name.so";
+	return "$dir/$name.so";
 }
 
 1;
