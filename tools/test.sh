@@ -70,7 +70,7 @@ if [ "$what" = all ] || [ "$what" = tap ]; then
 		files=(test/t/*.pl)
 	fi
 	echo "== TAP (make installcheck): ${files[*]}"
-	# 042_jitdump_noexec_dir.pl needs a file system mounted noexec, which
+	# 061_jitdump_noexec_dir.pl needs a file system mounted noexec, which
 	# only root can mount: a small tmpfs, private to the cluster's OS user.
 	if [ "$(id -u)" = 0 ]; then
 		noexec_dir="$work/noexec"
