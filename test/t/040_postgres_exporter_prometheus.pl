@@ -189,6 +189,7 @@ ok($answer, 'prometheus answers a jitprof series') or diag(slurp_file("$tmp/prom
 like($answer // '', qr/"value":\[[0-9.]+,"$health[0]"\]/,
 	"through prometheus, jitprof_sampler_samples_taken is $health[0]");
 my $topk = promql('topk(1, sum by (instance, queryid, node_type, role) (jitprof_hotspot_self_samples))');
+note("topk: $topk");
 like($topk, qr/"queryid":"$workload_qid"/, 'topk over the fleet names the workload query');
 like($topk, qr/"instance":"db1"/, 'and the server it ran on');
 

@@ -120,6 +120,10 @@ my $top = $node->safe_psql('powa', qq{SELECT node_type || ' ' || role FROM powa_
   WHERE srvid = 0 AND ts = '$t2' ORDER BY self_samples DESC LIMIT 1});
 like($top, qr/^(SeqScan qual|Agg transition)$/, "the top delta at snapshot 2 is a workload function ($top)");
 
+note($node->safe_psql('powa', "\\pset format aligned\n\\pset tuples_only off\n"
+	  . "SELECT srvid, ts, queryid, plan_node_id, node_type, role, self_samples, total_samples, query_samples
+	     FROM powa_jitprof_hotspots ORDER BY ts, total_samples DESC"));
+
 # jitprof_reset(): the entries start again from 0, so do the deltas.
 $node->safe_psql('powa', 'SET jit = off; SELECT jitprof_reset()');
 run($scan, 3);
