@@ -14,6 +14,7 @@ OBJS = \
 	src/sink_jitdump.o \
 	src/sink_gdb.o \
 	src/sink_io.o \
+	src/range_set.o \
 	src/store.o \
 	src/sampler.o \
 	src/hotspots.o \

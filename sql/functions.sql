@@ -56,3 +56,16 @@ SELECT value::bigint - :before AS linked_by_explain_and_this_query
 
 DROP VIEW previous_query_functions;
 DROP TABLE fn_t;
+
+-- Code addresses are shown only to superusers and pg_read_all_stats.
+CREATE ROLE regress_fn_reader;
+SET ROLE regress_fn_reader;
+SELECT count(*) > 0 AS has_rows, count(address) AS addresses_shown
+  FROM jitprof_functions;
+RESET ROLE;
+GRANT pg_read_all_stats TO regress_fn_reader;
+SET ROLE regress_fn_reader;
+SELECT count(*) > 0 AS has_rows, count(*) = count(address) AS all_addresses_shown
+  FROM jitprof_functions;
+RESET ROLE;
+DROP ROLE regress_fn_reader;

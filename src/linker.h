@@ -16,6 +16,7 @@
 #ifndef JITPROF_LINKER_H
 #define JITPROF_LINKER_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 /* values of jitprof.linker */
@@ -41,6 +42,9 @@ extern void jp_registry_object_linked(uint64_t key,
 extern void jp_registry_object_freed(uint64_t key);
 extern void jp_registry_link_failed(void);
 extern void jp_registry_link_error(const char *message);
+extern bool jp_registry_stable_name(const char *llvm_name, char *buf,
+									size_t len);
+extern void jp_registry_linker_fallback(const char *reason);
 
 /* linker.cpp: read by the C side */
 extern JitprofLinkerKind jp_linker_in_use;
@@ -50,6 +54,7 @@ extern const char *jp_llvm_version(void);
 /* jitprof.c: GUCs the linker reads when it creates a layer or links */
 extern int	jitprof_linker;
 extern bool jitprof_debug_fail_link;
+extern int	jitprof_code_arena_max_size;	/* kB */
 
 /* provider.c: is jitprof this backend's JIT provider? */
 extern bool jitprof_provider_active;
@@ -62,6 +67,10 @@ typedef struct JitprofArenaStats
 	uint64_t	allocations_live;
 	uint64_t	allocations_total;
 	uint64_t	arenas_created;
+	uint64_t	arenas_smaller; /* reserved smaller than the usual step */
+	uint64_t	reserve_failures;	/* reservations the kernel refused */
+	uint64_t	objects_reused; /* got the addresses of an earlier copy */
+	uint64_t	shapes_cached;	/* freed ranges kept for reuse */
 } JitprofArenaStats;
 
 extern void jp_arena_stats(JitprofArenaStats *stats);

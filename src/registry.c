@@ -11,7 +11,8 @@
  *
  * The jp_registry_* entry points run inside LLVM's call stack, so they never
  * throw an ERROR: memory comes from malloc, and an object that cannot be
- * recorded is counted as dropped instead.
+ * recorded (malloc failed) is counted in objects_dropped instead, reported
+ * by jitprof_status; its code runs, unknown to the sinks.
  *
  *-------------------------------------------------------------------------
  */
@@ -45,14 +46,8 @@ jp_registry_register_sink(const JitprofSink *sink)
 		if (sinks[i] == sink)
 			return;
 	if (nsinks >= MAX_SINKS)
-		elog(ERROR, "too many jitprof sinks");
+		elog(ERROR, "too many sinks registered");
 	sinks[nsinks++] = sink;
-}
-
-const JitprofObject *
-jp_registry_live_objects(void)
-{
-	return live_objects;
 }
 
 /* number of functions jp_registry_recent_function can return */
@@ -108,11 +103,15 @@ jp_registry_object_linked(uint64_t key, const JitprofLinkedFunction *functions,
 
 	object = calloc(1, sizeof(JitprofObject));
 	if (object == NULL)
+	{
+		jp_counters.objects_dropped++;
 		return;
+	}
 	object->functions = calloc(Max(nfunctions, 1), sizeof(JitprofFunction));
 	if (object->functions == NULL)
 	{
 		free(object);
+		jp_counters.objects_dropped++;
 		return;
 	}
 	object->key = key;
@@ -189,6 +188,36 @@ jp_registry_object_freed(uint64_t key)
 		free(object->functions);
 		free(object);
 	}
+}
+
+/*
+ * The name the registry will give the function llvmjit calls "llvm_name",
+ * if naming.c knows it; for the code arena, before the link.
+ */
+bool
+jp_registry_stable_name(const char *llvm_name, char *buf, size_t len)
+{
+	return jp_naming_peek(llvm_name, buf, len);
+}
+
+/*
+ * An object goes to RuntimeDyld instead of JITLink.  Counted every time,
+ * said once per backend: the query itself is not affected.
+ */
+void
+jp_registry_linker_fallback(const char *reason)
+{
+	static bool warned = false;
+
+	jp_counters.rtdyld_fallbacks++;
+	if (warned)
+		return;
+	warned = true;
+	ereport(WARNING,
+			(errmsg("JIT code could not be linked with JITLink, RuntimeDyld links it instead"),
+			 errdetail_internal("%s", reason),
+			 errhint("Set jitprof.linker to \"rtdyld\" to link all JIT code with RuntimeDyld; "
+					 "jitprof_status counts such objects as rtdyld_fallbacks.")));
 }
 
 void

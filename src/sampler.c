@@ -484,7 +484,6 @@ sampler_sink_enabled(void)
 }
 
 static const JitprofSink sampler_sink = {
-	"sampler",
 	sampler_sink_enabled,
 	sampler_object_linked,
 	sampler_object_freed

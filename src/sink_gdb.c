@@ -82,6 +82,7 @@
 #include "portability/instr_time.h"
 #include "utils/guc.h"
 
+#include "elf_machine.h"
 #include "jitprof.h"
 
 /*
@@ -114,14 +115,6 @@ struct jit_descriptor
 extern struct jit_descriptor __jit_debug_descriptor;
 extern void __jit_debug_register_code(void);
 
-#if defined(__x86_64__)
-#define JP_ELF_MACHINE EM_X86_64
-#elif defined(__aarch64__)
-#define JP_ELF_MACHINE EM_AARCH64
-#else
-#define JP_ELF_MACHINE EM_NONE	/* unknown here: the sink stays silent */
-#endif
-
 /* largest code span of one object that is copied into an image */
 #define MAX_TEXT_SPAN	(64 * 1024 * 1024)
 
@@ -148,7 +141,6 @@ static void gdb_object_linked(const JitprofObject *object);
 static void gdb_object_freed(const JitprofObject *object);
 
 static const JitprofSink gdb_sink = {
-	.name = "gdb",
 	.enabled = gdb_enabled,
 	.object_linked = gdb_object_linked,
 	.object_freed = gdb_object_freed,
@@ -182,13 +174,24 @@ function_name(const JitprofFunction *fn)
 	return fn->origin.symbol[0] != '\0' ? fn->origin.symbol : fn->llvm_name;
 }
 
+/* a libelf call failed; "function" names it */
 static void
-warn_elf(const char *what)
+warn_elf(const char *function)
 {
 	ereport(WARNING,
-			(errmsg("jitprof could not build the gdb image of JIT-compiled code: %s: %s",
-					what, elf_errmsg(-1)),
-			 errdetail("The code runs normally but gdb will not know its function names.")));
+			(errmsg("could not build the gdb image of JIT-compiled code: %s",
+					elf_errmsg(-1)),
+			 errdetail("The libelf function %s failed. The code runs normally, but gdb will not know its function names.",
+					   function)));
+}
+
+static void
+warn_no_memory(void)
+{
+	ereport(WARNING,
+			(errcode(ERRCODE_OUT_OF_MEMORY),
+			 errmsg("out of memory"),
+			 errdetail("The gdb image of JIT-compiled code could not be built. The code runs normally, but gdb will not know its function names.")));
 }
 
 /* a new section with one data buffer; NULL (and a WARNING) on failure */
@@ -204,7 +207,7 @@ add_section(Elf *elf, size_t name, Elf64_Word type, Elf64_Xword flags,
 		(data = elf_newdata(scn)) == NULL ||
 		(shdr = elf64_getshdr(scn)) == NULL)
 	{
-		warn_elf("adding a section");
+		warn_elf("elf_newscn");
 		return NULL;
 	}
 	data->d_buf = buf;
@@ -259,7 +262,7 @@ write_image(int fd, const JitprofObject *object, uint64 lo, uint64 hi)
 
 	if ((ehdr = elf64_newehdr(elf)) == NULL)
 	{
-		warn_elf("creating the ELF header");
+		warn_elf("elf64_newehdr");
 		goto done;
 	}
 	ehdr->e_ident[EI_DATA] = ELFDATA2LSB;
@@ -278,8 +281,7 @@ write_image(int fd, const JitprofObject *object, uint64 lo, uint64 hi)
 	strs = malloc(strs_len);
 	if (syms == NULL || strs == NULL)
 	{
-		ereport(WARNING,
-				(errmsg("jitprof could not build the gdb image of JIT-compiled code: out of memory")));
+		warn_no_memory();
 		goto done;
 	}
 
@@ -335,7 +337,7 @@ write_image(int fd, const JitprofObject *object, uint64 lo, uint64 hi)
 	written = elf_update(elf, ELF_C_WRITE);
 	if (written <= 0)
 	{
-		warn_elf("writing the image");
+		warn_elf("elf_update");
 		goto done;
 	}
 	result = (size_t) written;
@@ -370,28 +372,16 @@ build_image(const JitprofObject *object)
 	if (hi <= lo)
 	{
 		ereport(WARNING,
-				(errmsg("jitprof did not register JIT-compiled code with gdb: its functions have no size")));
+				(errmsg("JIT-compiled code was not registered with gdb because its functions have no size")));
 		return NULL;
 	}
 	if (hi - lo > MAX_TEXT_SPAN)
 	{
 		ereport(WARNING,
-				(errmsg("jitprof did not register JIT-compiled code with gdb: its functions span " UINT64_FORMAT " bytes",
-						hi - lo),
+				(errmsg("JIT-compiled code was not registered with gdb because its functions span %llu bytes",
+						(unsigned long long) (hi - lo)),
 				 errdetail("Code spanning more than %d bytes is not copied into a gdb image.",
 						   MAX_TEXT_SPAN)));
-		return NULL;
-	}
-
-	if (JP_ELF_MACHINE == EM_NONE)
-	{
-		static bool warned = false;
-
-		if (!warned)
-			ereport(WARNING,
-					(errmsg("jitprof cannot register JIT-compiled code with gdb on this CPU architecture"),
-					 errhint("Turn off jitprof.gdb and jit_debugging_support.")));
-		warned = true;
 		return NULL;
 	}
 
@@ -410,7 +400,7 @@ build_image(const JitprofObject *object)
 	{
 		ereport(WARNING,
 				(errcode_for_file_access(),
-				 errmsg("jitprof could not create a memory file for a gdb image: %m")));
+				 errmsg("could not create a memory file for a gdb image: %m")));
 		return NULL;
 	}
 
@@ -419,13 +409,12 @@ build_image(const JitprofObject *object)
 	{
 		image = malloc(offsetof(GdbImage, image) + size);
 		if (image == NULL)
-			ereport(WARNING,
-					(errmsg("jitprof could not build the gdb image of JIT-compiled code: out of memory")));
+			warn_no_memory();
 		else if (pread(fd, image->image, size, 0) != (ssize_t) size)
 		{
 			ereport(WARNING,
 					(errcode_for_file_access(),
-					 errmsg("jitprof could not read back a gdb image: %m")));
+					 errmsg("could not read back a gdb image: %m")));
 			free(image);
 			image = NULL;
 		}
@@ -546,7 +535,7 @@ gdb_object_freed(const JitprofObject *object)
 	{
 		/* gdb may still read it: keep the memory, forget the registration */
 		ereport(WARNING,
-				(errmsg("jitprof found the gdb JIT code list changed under it and left an entry registered"),
+				(errmsg("left JIT-compiled code registered with gdb because the gdb JIT code list was changed by other code"),
 				 errdetail("Some other code in this process modified __jit_debug_descriptor without following its protocol.")));
 		*link = (*link)->next;
 	}

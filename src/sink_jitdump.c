@@ -17,11 +17,24 @@
  * jitprof-<date>-XXXXXX/ made by mkdtemp(), where perf inject also writes
  * its jitted-*.so files.  The intermediate .debug and .debug/jit directories
  * may sit in a shared directory such as /tmp, so they must be real
- * directories (not symlinks) owned by the server's OS user or by root.
+ * directories (not symlinks) owned by the server's OS user or by root, and
+ * not writable by others unless they have the sticky bit.  The executable
+ * mapping is refused on a file system mounted noexec (a common hardening
+ * of /tmp): that is checked first, and reported as such.
  *
  * The sink is on when jitprof.perf_jitdump is on, and also when the stock
  * jit_profiling_support is on: llvmjit's own perf listener cannot see code
  * linked by JITLink (linker.cpp drops it), so jitprof takes over its job.
+ *
+ * The code arena gives the same query's functions the same addresses every
+ * time it runs (code_arena.cpp).  A JIT_CODE_LOAD record is written only for
+ * a function whose address, size, name or code bytes differ from the last
+ * record at that address: llvmjit's code embeds pointers to the query's
+ * executor state, so the bytes may differ even when the name does not.
+ * perf inject handles a second load at an address as new code from that
+ * timestamp on, which is what it is.  The file is capped at
+ * jitprof.jitdump_max_size: past it the sink stops appending, with one
+ * WARNING, and counts the records it dropped.
  *
  * As with every sink, the file is opened lazily by the backend that first
  * links code (never by the postmaster), and the callbacks run inside LLVM's
@@ -32,20 +45,22 @@
  */
 #include "postgres.h"
 
-#include <elf.h>
 #include <fcntl.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
+#include <sys/statvfs.h>
 #include <sys/syscall.h>
 #include <sys/uio.h>
 #include <time.h>
 #include <unistd.h>
 
+#include "common/hashfn.h"
 #include "jit/jit.h"
 #include "miscadmin.h"
 #include "storage/ipc.h"
 #include "utils/guc.h"
 
+#include "elf_machine.h"
 #include "jitprof.h"
 
 /* jitdump format, from the specification */
@@ -53,22 +68,6 @@
 #define JITDUMP_VERSION		1
 #define JIT_CODE_LOAD		0
 #define JIT_CODE_CLOSE		3
-
-#if defined(__x86_64__)
-#define JITDUMP_ELF_MACH	EM_X86_64
-#elif defined(__aarch64__)
-#define JITDUMP_ELF_MACH	EM_AARCH64
-#elif defined(__i386__)
-#define JITDUMP_ELF_MACH	EM_386
-#elif defined(__powerpc64__)
-#define JITDUMP_ELF_MACH	EM_PPC64
-#elif defined(__s390x__)
-#define JITDUMP_ELF_MACH	EM_S390
-#elif defined(__riscv)
-#define JITDUMP_ELF_MACH	EM_RISCV
-#else
-#define JITDUMP_ELF_MACH	EM_NONE
-#endif
 
 typedef struct JitdumpFileHeader
 {
@@ -104,6 +103,12 @@ typedef struct JitdumpCodeLoad
 /* GUC variables */
 bool		jitprof_perf_jitdump = false;
 char	   *jitprof_jitdump_dir = NULL;
+int			jitprof_jitdump_max_size = 65536;	/* kB */
+
+JitprofFileCounters jp_jitdump_counters;
+
+static JitprofRangeSet dump_written;	/* latest record at each address */
+static bool dump_cap_warned = false;
 
 static int	dump_fd = -1;
 static pid_t dump_pid = 0;		/* process that opened dump_fd */
@@ -133,18 +138,29 @@ dump_close(void)
 	dump_fd = -1;
 }
 
-/* Turn the sink off for this process, with a WARNING naming "what". */
+/*
+ * Turn the sink off for this process.  The caller reports why, once, with a
+ * WARNING.
+ */
 static void
-dump_give_up(const char *what, const char *path, int save_errno)
+dump_stop(void)
 {
+	int			save_errno = errno;
+
 	dump_failed = true;
 	dump_close();
 	errno = save_errno;
+}
+
+/* a system call on the dump file failed: report errno */
+static void
+dump_failed_io(void)
+{
+	dump_stop();
 	ereport(WARNING,
-			(errmsg("jitprof could not write a jitdump file: %s \"%s\": %m",
-					what, path),
-			 errdetail("jitdump output is off for this backend."),
-			 errhint("Set jitprof.jitdump_dir to a directory the server's OS user can write to.")));
+			(errcode_for_file_access(),
+			 errmsg("could not write jitdump file \"%s\": %m", dump_path),
+			 errdetail("jitdump output is off for this backend.")));
 }
 
 /* writev() all of iov[0..n-1], resuming after short writes */
@@ -193,7 +209,9 @@ dump_at_exit(int code, Datum arg)
 
 /*
  * Make sure "path" is a directory we may safely create files in: create it
- * if missing; it must not be a symlink and must belong to us or to root.
+ * if missing; it must not be a symlink, must belong to us or to root, and
+ * if others may write to it, it must have the sticky bit (as /tmp has), or
+ * they could rename or replace what we create in it.
  */
 static bool
 ensure_private_dir(const char *path)
@@ -203,21 +221,70 @@ ensure_private_dir(const char *path)
 	if (mkdir(path, S_IRWXU | S_IRGRP | S_IXGRP | S_IROTH | S_IXOTH) != 0 &&
 		errno != EEXIST)
 	{
-		dump_give_up("cannot create directory", path, errno);
+		dump_stop();
+		ereport(WARNING,
+				(errcode_for_file_access(),
+				 errmsg("could not create jitdump directory \"%s\": %m", path),
+				 errdetail("jitdump output is off for this backend."),
+				 errhint("Set jitprof.jitdump_dir to a directory the server's OS user can write to.")));
 		return false;
 	}
 	if (lstat(path, &st) != 0)
 	{
-		dump_give_up("cannot access directory", path, errno);
+		dump_stop();
+		ereport(WARNING,
+				(errcode_for_file_access(),
+				 errmsg("could not access jitdump directory \"%s\": %m", path),
+				 errdetail("jitdump output is off for this backend."),
+				 errhint("Set jitprof.jitdump_dir to a directory the server's OS user can write to.")));
 		return false;
 	}
-	if (!S_ISDIR(st.st_mode) ||
-		(st.st_uid != geteuid() && st.st_uid != 0))
+	if (!S_ISDIR(st.st_mode))
 	{
-		dump_give_up("not a directory of the server's OS user", path, ENOTDIR);
+		dump_stop();
+		ereport(WARNING,
+				(errmsg("jitdump directory \"%s\" is not a directory", path),
+				 errdetail("It is a symbolic link or another kind of file; jitdump output is off for this backend."),
+				 errhint("Remove \"%s\", or set jitprof.jitdump_dir to another directory.", path)));
+		return false;
+	}
+	if (st.st_uid != geteuid() && st.st_uid != 0)
+	{
+		dump_stop();
+		ereport(WARNING,
+				(errmsg("jitdump directory \"%s\" belongs to another user", path),
+				 errdetail("The directory belongs to user ID %d, the server runs as user ID %d; jitdump output is off for this backend.",
+						   (int) st.st_uid, (int) geteuid()),
+				 errhint("Remove \"%s\", or set jitprof.jitdump_dir to another directory.", path)));
+		return false;
+	}
+	if ((st.st_mode & (S_IWGRP | S_IWOTH)) != 0 && (st.st_mode & S_ISVTX) == 0)
+	{
+		dump_stop();
+		ereport(WARNING,
+				(errmsg("jitdump directory \"%s\" is writable by other users and has no sticky bit", path),
+				 errdetail("Its mode is %04o; jitdump output is off for this backend.",
+						   (unsigned int) (st.st_mode & 07777)),
+				 errhint("Run \"chmod go-w %s\" or \"chmod +t %s\", or set jitprof.jitdump_dir to another directory.",
+						 path, path)));
 		return false;
 	}
 	return true;
+}
+
+/*
+ * perf finds the dump through an executable mapping of it, which a file
+ * system mounted noexec (a common hardening of /tmp) refuses.  Say so in
+ * words before creating anything there.
+ */
+static void
+report_noexec(const char *dir)
+{
+	dump_stop();
+	ereport(WARNING,
+			(errmsg("jitdump directory \"%s\" is on a file system mounted noexec", dir),
+			 errdetail("perf finds a jitdump file through an executable mapping of it, which such a file system refuses; jitdump output is off for this backend."),
+			 errhint("Set jitprof.jitdump_dir to a directory on a file system mounted without noexec.")));
 }
 
 /*
@@ -233,6 +300,7 @@ dump_open(void)
 	char		date[16];
 	time_t		now = time(NULL);
 	struct tm	tm;
+	struct statvfs vfs;
 	JitdumpFileHeader header;
 	int			fd;
 
@@ -240,19 +308,35 @@ dump_open(void)
 	if (dir == NULL || dir[0] == '\0')
 		dir = "/tmp";
 
+	if (statvfs(dir, &vfs) == 0 && (vfs.f_flag & ST_NOEXEC) != 0)
+	{
+		report_noexec(dir);
+		return false;
+	}
+
 	snprintf(path, sizeof(path), "%s/.debug", dir);
 	if (!ensure_private_dir(path))
 		return false;
 	snprintf(path, sizeof(path), "%s/.debug/jit", dir);
 	if (!ensure_private_dir(path))
 		return false;
+	if (statvfs(path, &vfs) == 0 && (vfs.f_flag & ST_NOEXEC) != 0)
+	{
+		report_noexec(path);
+		return false;
+	}
 
 	localtime_r(&now, &tm);
 	strftime(date, sizeof(date), "%Y%m%d", &tm);
 	snprintf(path, sizeof(path), "%s/.debug/jit/jitprof-%s-XXXXXX", dir, date);
 	if (mkdtemp(path) == NULL)
 	{
-		dump_give_up("cannot create directory", path, errno);
+		dump_stop();
+		ereport(WARNING,
+				(errcode_for_file_access(),
+				 errmsg("could not create jitdump directory \"%s\": %m", path),
+				 errdetail("jitdump output is off for this backend."),
+				 errhint("Set jitprof.jitdump_dir to a directory the server's OS user can write to.")));
 		return false;
 	}
 
@@ -262,7 +346,12 @@ dump_open(void)
 			  S_IRUSR | S_IWUSR);
 	if (fd < 0)
 	{
-		dump_give_up("cannot create file", dump_path, errno);
+		dump_stop();
+		ereport(WARNING,
+				(errcode_for_file_access(),
+				 errmsg("could not create jitdump file \"%s\": %m", dump_path),
+				 errdetail("jitdump output is off for this backend."),
+				 errhint("Set jitprof.jitdump_dir to a directory the server's OS user can write to.")));
 		return false;
 	}
 	dump_fd = fd;
@@ -271,13 +360,13 @@ dump_open(void)
 	header.magic = JITDUMP_MAGIC;
 	header.version = JITDUMP_VERSION;
 	header.total_size = sizeof(header);
-	header.elf_mach = JITDUMP_ELF_MACH;
+	header.elf_mach = JP_ELF_MACHINE;
 	header.pid = (uint32) dump_pid;
 	header.timestamp = monotonic_ns();
 	header.flags = 0;
 	if (!jp_write_all(fd, &header, sizeof(header)))
 	{
-		dump_give_up("cannot write file", dump_path, errno);
+		dump_failed_io();
 		return false;
 	}
 
@@ -287,12 +376,33 @@ dump_open(void)
 					   MAP_PRIVATE, fd, 0);
 	if (dump_marker == MAP_FAILED)
 	{
+		int			save_errno = errno;
+
+		/* remove what perf could not use anyway */
 		dump_marker = NULL;
-		dump_give_up("cannot map file", dump_path, errno);
+		dump_stop();
+		unlink(dump_path);
+		rmdir(path);
+		errno = save_errno;
+		if (errno == EPERM || errno == EACCES)
+			ereport(WARNING,
+					(errcode_for_file_access(),
+					 errmsg("could not map jitdump file \"%s\" executable: %m", dump_path),
+					 errdetail("perf finds a jitdump file through an executable mapping of it; jitdump output is off for this backend."),
+					 errhint("If the file system of jitprof.jitdump_dir is mounted noexec, set jitprof.jitdump_dir to a directory on another file system.")));
+		else
+			ereport(WARNING,
+					(errcode_for_file_access(),
+					 errmsg("could not map jitdump file \"%s\": %m", dump_path),
+					 errdetail("jitdump output is off for this backend.")));
 		return false;
 	}
 
 	dump_code_index = 0;
+	jp_range_reset(&dump_written);
+	memset(&jp_jitdump_counters, 0, sizeof(jp_jitdump_counters));
+	jp_jitdump_counters.bytes = sizeof(header);
+	dump_cap_warned = false;
 	on_proc_exit(dump_at_exit, (Datum) 0);
 	return true;
 }
@@ -329,9 +439,48 @@ jitdump_object_linked(const JitprofObject *object)
 		const JitprofFunction *fn = &object->functions[i];
 		JitdumpCodeLoad *rec = &records[nrec];
 		size_t		namelen = strlen(fn->origin.symbol) + 1;
+		uint64		name_hash;
+		uint64		code_hash;
+		JitprofRange *written;
 
 		if (fn->size == 0 || fn->address == 0)
 			continue;
+
+		/* the same code under the same name at the same place: known */
+		name_hash = hash_bytes_extended((const unsigned char *) fn->origin.symbol,
+										namelen, 0);
+		code_hash = hash_bytes_extended((const unsigned char *) (uintptr_t) fn->address,
+										fn->size, 0);
+		written = jp_range_exact(&dump_written, fn->address,
+								 fn->address + fn->size);
+		if (written != NULL && written->name_hash == name_hash &&
+			written->code_hash == code_hash)
+			continue;
+
+		if (jp_jitdump_counters.bytes + sizeof(*rec) + namelen + fn->size >
+			(uint64) jitprof_jitdump_max_size * 1024)
+		{
+			jp_jitdump_counters.dropped++;
+			if (!dump_cap_warned)
+			{
+				dump_cap_warned = true;
+				ereport(WARNING,
+						(errmsg("jitdump file \"%s\" reached jitprof.jitdump_max_size (%d kB)",
+								dump_path, jitprof_jitdump_max_size),
+						 errdetail("No more functions of this backend are added to it."),
+						 errhint("Raise jitprof.jitdump_max_size to record more JIT code for perf.")));
+			}
+			continue;
+		}
+		if (!jp_range_add(&dump_written, fn->address, fn->address + fn->size,
+						  name_hash, code_hash))
+		{
+			errno = ENOMEM;
+			dump_failed_io();
+			return;
+		}
+		jp_jitdump_counters.bytes += sizeof(*rec) + namelen + fn->size;
+		jp_jitdump_counters.records++;
 
 		rec->header.id = JIT_CODE_LOAD;
 		rec->header.total_size = sizeof(*rec) + namelen + fn->size;
@@ -356,14 +505,14 @@ jitdump_object_linked(const JitprofObject *object)
 		{
 			if (!writev_all(dump_fd, iov, nrec * 3))
 			{
-				dump_give_up("cannot write file", dump_path, errno);
+				dump_failed_io();
 				return;
 			}
 			nrec = 0;
 		}
 	}
 	if (nrec > 0 && !writev_all(dump_fd, iov, nrec * 3))
-		dump_give_up("cannot write file", dump_path, errno);
+		dump_failed_io();
 }
 
 /* jitdump has JIT_CODE_MOVE but no "unload": freed code needs nothing */
@@ -373,7 +522,6 @@ jitdump_object_freed(const JitprofObject *object)
 }
 
 static const JitprofSink jitdump_sink = {
-	.name = "jitdump",
 	.enabled = jitdump_enabled,
 	.object_linked = jitdump_object_linked,
 	.object_freed = jitdump_object_freed,
@@ -401,6 +549,17 @@ jp_jitdump_init(void)
 							   PGC_SUSET,
 							   0,
 							   NULL, NULL, NULL);
+
+	DefineCustomIntVariable("jitprof.jitdump_max_size",
+							"Sets the size at which a backend stops adding to its jitdump file.",
+							"Each record carries a function's code; the same code at the same address is written once.",
+							&jitprof_jitdump_max_size,
+							65536,
+							64,
+							INT_MAX,
+							PGC_SUSET,
+							GUC_UNIT_KB,
+							NULL, NULL, NULL);
 
 	jp_registry_register_sink(&jitdump_sink);
 }

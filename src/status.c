@@ -7,12 +7,20 @@
  * lists the most recently linked functions with their origin.  Both describe
  * the calling backend only.
  *
+ * Code addresses would help an attacker defeat address space layout
+ * randomisation, and PostgreSQL shows no process addresses to unprivileged
+ * SQL: jitprof_functions.address is NULL unless the caller is a superuser
+ * or has the privileges of pg_read_all_stats.
+ *
  *-------------------------------------------------------------------------
  */
 #include "postgres.h"
 
+#include "catalog/pg_authid.h"
 #include "fmgr.h"
 #include "funcapi.h"
+#include "miscadmin.h"
+#include "utils/acl.h"
 #include "utils/builtins.h"
 
 #include "jitprof.h"
@@ -66,9 +74,29 @@ jitprof_status_1_0(PG_FUNCTION_ARGS)
 	put_status_u64(rsinfo, "functions_live", jp_counters.functions_live);
 	put_status_u64(rsinfo, "code_bytes_live", jp_counters.code_bytes_live);
 	put_status_u64(rsinfo, "link_failures", jp_counters.link_failures);
+	put_status_u64(rsinfo, "objects_dropped", jp_counters.objects_dropped);
+	put_status_u64(rsinfo, "rtdyld_fallbacks", jp_counters.rtdyld_fallbacks);
 	put_status_u64(rsinfo, "code_pages_bytes", arena.committed_bytes);
 	put_status_u64(rsinfo, "address_space_reserved_bytes",
 				   arena.reserved_bytes);
+	put_status_u64(rsinfo, "arenas_created", arena.arenas_created);
+	put_status_u64(rsinfo, "arenas_smaller", arena.arenas_smaller);
+	put_status_u64(rsinfo, "arena_reserve_failures", arena.reserve_failures);
+	put_status_u64(rsinfo, "arena_allocations_live", arena.allocations_live);
+	put_status_u64(rsinfo, "arena_allocations_total",
+				   arena.allocations_total);
+	put_status_u64(rsinfo, "arena_objects_reused", arena.objects_reused);
+	put_status_u64(rsinfo, "arena_ranges_cached", arena.shapes_cached);
+	put_status_u64(rsinfo, "perf_map_bytes", jp_perf_map_counters.bytes);
+	put_status_u64(rsinfo, "perf_map_lines", jp_perf_map_counters.records);
+	put_status_u64(rsinfo, "perf_map_lines_dropped",
+				   jp_perf_map_counters.dropped);
+	put_status_u64(rsinfo, "perf_map_conflicts",
+				   jp_perf_map_counters.conflicts);
+	put_status_u64(rsinfo, "jitdump_bytes", jp_jitdump_counters.bytes);
+	put_status_u64(rsinfo, "jitdump_records", jp_jitdump_counters.records);
+	put_status_u64(rsinfo, "jitdump_records_dropped",
+				   jp_jitdump_counters.dropped);
 	put_status_u64(rsinfo, "gdb_objects_registered",
 				   jp_gdb_counters.objects_registered);
 	put_status_u64(rsinfo, "gdb_objects_live", jp_gdb_counters.objects_live);
@@ -86,9 +114,12 @@ jitprof_functions_1_0(PG_FUNCTION_ARGS)
 {
 	ReturnSetInfo *rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
 	int			n;
+	bool		show_addresses;
 
 	InitMaterializedSRF(fcinfo, 0);
 	Assert(rsinfo->setDesc->natts == FUNCTIONS_COLS);
+	show_addresses = superuser() ||
+		has_privs_of_role(GetUserId(), ROLE_PG_READ_ALL_STATS);
 
 	n = jp_registry_recent_count();
 	for (int i = 0; i < n; i++)
@@ -112,7 +143,10 @@ jitprof_functions_1_0(PG_FUNCTION_ARGS)
 			nulls[col++] = true;
 		values[col++] = CStringGetTextDatum(fn->origin.node_type);
 		values[col++] = CStringGetTextDatum(fn->origin.role);
-		values[col++] = CStringGetTextDatum(address);
+		if (show_addresses)
+			values[col++] = CStringGetTextDatum(address);
+		else
+			nulls[col++] = true;
 		values[col++] = Int64GetDatum((int64) fn->size);
 		values[col++] = BoolGetDatum(live);
 		tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, nulls);

@@ -10,8 +10,9 @@
  *
  * Locking: one LWLock protects the hash table, the health counters and
  * stats_reset.  Flushing and resetting take it exclusively, readers take it
- * shared, only long enough to copy the entries out (jp_store_copy).  Flushes happen once per top-level query, so a single lock is
- * cheap enough; the sampler's signal handler never comes here.
+ * shared, only long enough to copy the entries out (jp_store_copy).
+ * Flushes happen once per top-level query, so a single lock is cheap
+ * enough; the sampler's signal handler never comes here.
  *
  * Capacity is jitprof.max_hotspots entries.  When a new entry does not fit,
  * the 5% of entries with the fewest samples (inclusive samples for a
@@ -22,8 +23,13 @@
  * With jitprof.save on, the postmaster writes the store to
  * pg_stat/jitprof.stat at clean shutdown and reads it back (then removes
  * it) at start.  The file has a magic number, a format version, the entry
- * size and a CRC-32C of everything; a file failing any check is ignored with
- * a WARNING.  After a crash, shared memory is reinitialised and the store
+ * size and a CRC-32C of everything.  It is opened without following
+ * symbolic links and without blocking, must be a regular file, and its size
+ * must match the entry count of its header before anything is allocated; a
+ * file failing any check is ignored with a WARNING.  When the file holds
+ * more entries than jitprof.max_hotspots (the setting was lowered), the
+ * entries eviction would keep are loaded, each query's summary row with its
+ * functions, and the rest are counted as evictions and logged.  After a crash, shared memory is reinitialised and the store
  * starts empty: nothing is written on a crash, and the last file was
  * removed when it was loaded.
  *
@@ -31,9 +37,12 @@
  */
 #include "postgres.h"
 
+#include <fcntl.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "common/hashfn.h"
+#include "common/file_perm.h"
 #include "miscadmin.h"
 #include "pgstat.h"
 #include "port/pg_crc32c.h"
@@ -61,6 +70,13 @@ typedef struct StoreShared
 	TimestampTz stats_reset;
 } StoreShared;
 
+/* a query's summary row in a saved file, found by its key */
+typedef struct SavedSummary
+{
+	JpStoreKey	key;
+	JpStoreEntry *entry;
+} SavedSummary;
+
 typedef struct StoreFileHeader
 {
 	uint32		magic;
@@ -78,6 +94,8 @@ static HTAB *store_hash = NULL;
 
 static shmem_request_hook_type prev_shmem_request_hook = NULL;
 static shmem_startup_hook_type prev_shmem_startup_hook = NULL;
+
+static int	keep_cmp(const void *a, const void *b);
 
 static Size
 store_memsize(void)
@@ -98,97 +116,289 @@ store_shmem_request(void)
 }
 
 /*
+ * Fill the empty store from the "n" entries of a saved file, keeping at most
+ * jitprof.max_hotspots of them.  When the file has more (the setting was
+ * lowered since it was written), the entries kept are the ones eviction
+ * would keep: most samples first, most recently seen first among equals.
+ * A function row is kept only together with its query's summary row, when
+ * the file has one, so that jitprof_queries never shows a query's functions
+ * without its executions.  Returns the number of entries dropped.
+ */
+static int64
+store_fill(JpStoreEntry *entries, int64 n)
+{
+	JpStoreEntry **order;
+	HTAB	   *summaries;
+	HASHCTL		ctl;
+	int64		kept = 0;
+
+	order = palloc_extended(Max(n, 1) * sizeof(JpStoreEntry *),
+							MCXT_ALLOC_HUGE | MCXT_ALLOC_NO_OOM);
+	if (order == NULL)
+		return n;
+
+	ctl.keysize = sizeof(JpStoreKey);
+	ctl.entrysize = sizeof(SavedSummary);
+	ctl.hcxt = CurrentMemoryContext;
+	summaries = hash_create("jitprof saved summaries", 256, &ctl,
+							HASH_ELEM | HASH_BLOBS | HASH_CONTEXT);
+
+	for (int64 i = 0; i < n; i++)
+	{
+		JpStoreEntry *e = &entries[i];
+
+		e->node_type[JP_NODE_TYPE_LEN - 1] = '\0';
+		e->role[JP_ROLE_LEN - 1] = '\0';
+		e->symbol[JP_SYMBOL_LEN - 1] = '\0';
+		order[i] = e;
+		if (e->key.discriminator == 0)
+		{
+			SavedSummary *saved = hash_search(summaries, &e->key,
+											  HASH_ENTER, NULL);
+
+			saved->entry = e;
+		}
+	}
+
+	/* the ones eviction would take last come first */
+	qsort(order, n, sizeof(JpStoreEntry *), keep_cmp);
+
+	for (int64 i = 0; i < n && kept < jitprof_max_hotspots; i++)
+	{
+		JpStoreEntry *e = order[i];
+		JpStoreEntry *entry;
+		bool		found;
+
+		if (hash_search(store_hash, &e->key, HASH_FIND, NULL) != NULL)
+			continue;			/* a summary row taken with a function */
+
+		if (e->key.discriminator != 0)
+		{
+			JpStoreKey	skey = e->key;
+			SavedSummary *saved;
+
+			skey.plan_node_id = -1;
+			skey.discriminator = 0;
+			saved = hash_search(summaries, &skey, HASH_FIND, NULL);
+			if (saved != NULL &&
+				hash_search(store_hash, &skey, HASH_FIND, NULL) == NULL)
+			{
+				if (kept + 2 > jitprof_max_hotspots)
+					continue;	/* no room for both */
+				entry = hash_search(store_hash, &skey, HASH_ENTER_NULL, &found);
+				if (entry == NULL)
+					break;
+				*entry = *saved->entry;
+				kept++;
+			}
+		}
+
+		entry = hash_search(store_hash, &e->key, HASH_ENTER_NULL, &found);
+		if (entry == NULL)
+			break;
+		*entry = *e;
+		kept++;
+	}
+
+	hash_destroy(summaries);
+	pfree(order);
+	return n - kept;
+}
+
+/*
+ * Report a saved statistics file that cannot be used, and remove it.
+ * "detail" says why, in full sentences marked with gettext_noop.
+ */
+static void
+store_file_bad(const char *detail)
+{
+	ereport(WARNING,
+			(errmsg("ignoring jitprof statistics file \"%s\" because it is corrupt or was written by another version of jitprof",
+					STORE_FILE),
+			 errdetail_internal("%s", _(detail))));
+	unlink(STORE_FILE);
+}
+
+/* read() exactly len bytes */
+static bool
+read_all(int fd, void *buf, size_t len)
+{
+	char	   *p = buf;
+
+	while (len > 0)
+	{
+		ssize_t		n = read(fd, p, len);
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			return false;
+		p += n;
+		len -= n;
+	}
+	return true;
+}
+
+/*
  * Read the file saved at the last clean shutdown.  Runs in the postmaster
  * before any backend exists, so no lock is needed.  Anything wrong with the
- * file is a WARNING and an empty store, never an error.
+ * file is a WARNING and an empty store, never an error and never a wait:
+ * the file is opened without following symbolic links and without blocking
+ * (a FIFO there would otherwise block start-up until someone writes to it),
+ * and must be a regular file whose size is exactly what its header
+ * announces before anything is allocated from that header.
  */
 static void
 store_load(void)
 {
-	FILE	   *file;
+	int			fd;
+	struct stat st;
 	StoreFileHeader header;
 	pg_crc32c	crc;
 	pg_crc32c	file_crc;
 	JpStoreEntry *entries = NULL;
 	StoreShared saved;
+	uint64		expected;
+	int64		dropped;
 
-	file = AllocateFile(STORE_FILE, PG_BINARY_R);
-	if (file == NULL)
+	fd = OpenTransientFile(STORE_FILE,
+						   O_RDONLY | O_NONBLOCK | O_NOFOLLOW | PG_BINARY);
+	if (fd < 0)
 	{
-		if (errno != ENOENT)
+		if (errno == ELOOP)
+			ereport(WARNING,
+					(errmsg("ignoring jitprof statistics file \"%s\" because it is a symbolic link",
+							STORE_FILE),
+					 errdetail("Hotspot statistics start empty."),
+					 errhint("Remove the symbolic link.")));
+		else if (errno != ENOENT)
 			ereport(WARNING,
 					(errcode_for_file_access(),
-					 errmsg("could not read jitprof statistics file \"%s\": %m",
-							STORE_FILE)));
+					 errmsg("could not open jitprof statistics file \"%s\": %m",
+							STORE_FILE),
+					 errdetail("Hotspot statistics start empty.")));
+		return;
+	}
+	if (fstat(fd, &st) != 0)
+	{
+		ereport(WARNING,
+				(errcode_for_file_access(),
+				 errmsg("could not stat jitprof statistics file \"%s\": %m",
+						STORE_FILE),
+				 errdetail("Hotspot statistics start empty.")));
+		CloseTransientFile(fd);
+		return;
+	}
+	if (!S_ISREG(st.st_mode))
+	{
+		ereport(WARNING,
+				(errmsg("ignoring jitprof statistics file \"%s\" because it is not a regular file",
+						STORE_FILE),
+				 errdetail("Hotspot statistics start empty."),
+				 errhint("Remove \"%s\"; jitprof writes a regular file there at the next clean shutdown.",
+						 STORE_FILE)));
+		CloseTransientFile(fd);
 		return;
 	}
 
-	INIT_CRC32C(crc);
-	if (fread(&header, sizeof(header), 1, file) != 1)
-		goto bad;
-	COMP_CRC32C(crc, &header, sizeof(header));
+	if (st.st_size < (off_t) sizeof(header) ||
+		!read_all(fd, &header, sizeof(header)))
+	{
+		store_file_bad(gettext_noop("The file is shorter than its header. It has been removed, and hotspot statistics start empty."));
+		goto done;
+	}
 	if (header.magic != STORE_MAGIC || header.version != STORE_VERSION ||
 		header.entry_size != sizeof(JpStoreEntry) ||
-		header.max_symbol != JP_SYMBOL_LEN ||
-		header.nentries < 0 || header.nentries > 100 * 1000 * 1000)
-		goto bad;
-	if (fread(&saved, sizeof(saved), 1, file) != 1)
-		goto bad;
+		header.max_symbol != JP_SYMBOL_LEN)
+	{
+		store_file_bad(gettext_noop("The file header has the wrong magic number, version or entry size. It has been removed, and hotspot statistics start empty."));
+		goto done;
+	}
+
+	/* trust the entry count only if the file's size agrees with it */
+	expected = sizeof(header) + sizeof(StoreShared) + sizeof(pg_crc32c);
+	if (header.nentries < 0 ||
+		header.nentries > (int64) ((PG_INT64_MAX - expected) / sizeof(JpStoreEntry)) ||
+		(uint64) st.st_size != expected + (uint64) header.nentries * sizeof(JpStoreEntry))
+	{
+		ereport(WARNING,
+				(errmsg("ignoring jitprof statistics file \"%s\" because it is corrupt or was written by another version of jitprof",
+						STORE_FILE),
+				 errdetail("The file is %lld bytes long, which does not match the %lld entries its header announces. It has been removed, and hotspot statistics start empty.",
+						   (long long) st.st_size, (long long) header.nentries)));
+		unlink(STORE_FILE);
+		goto done;
+	}
+
+	INIT_CRC32C(crc);
+	COMP_CRC32C(crc, &header, sizeof(header));
+	if (!read_all(fd, &saved, sizeof(saved)))
+	{
+		store_file_bad(gettext_noop("The file could not be read completely. It has been removed, and hotspot statistics start empty."));
+		goto done;
+	}
 	COMP_CRC32C(crc, &saved, sizeof(saved));
 
 	entries = palloc_extended(Max(header.nentries, 1) * sizeof(JpStoreEntry),
 							  MCXT_ALLOC_HUGE | MCXT_ALLOC_NO_OOM);
 	if (entries == NULL)
-		goto bad;
-	if (header.nentries > 0 &&
-		fread(entries, sizeof(JpStoreEntry), header.nentries, file) !=
-		(size_t) header.nentries)
-		goto bad;
+	{
+		ereport(WARNING,
+				(errcode(ERRCODE_OUT_OF_MEMORY),
+				 errmsg("ignoring jitprof statistics file \"%s\" because there is not enough memory to read it",
+						STORE_FILE),
+				 errdetail("The file has been removed, and hotspot statistics start empty.")));
+		unlink(STORE_FILE);
+		goto done;
+	}
+	if (!read_all(fd, entries, header.nentries * sizeof(JpStoreEntry)) ||
+		!read_all(fd, &file_crc, sizeof(file_crc)))
+	{
+		store_file_bad(gettext_noop("The file could not be read completely. It has been removed, and hotspot statistics start empty."));
+		goto done;
+	}
 	COMP_CRC32C(crc, entries, header.nentries * sizeof(JpStoreEntry));
 	FIN_CRC32C(crc);
-	if (fread(&file_crc, sizeof(file_crc), 1, file) != 1 ||
-		!EQ_CRC32C(crc, file_crc) || fgetc(file) != EOF)
-		goto bad;
+	if (!EQ_CRC32C(crc, file_crc))
+	{
+		store_file_bad(gettext_noop("The file's checksum does not match its contents. It has been removed, and hotspot statistics start empty."));
+		goto done;
+	}
 
 	store->health = saved.health;
 	store->evictions = saved.evictions;
 	store->stats_reset = saved.stats_reset;
-	for (int64 i = 0; i < header.nentries && i < jitprof_max_hotspots; i++)
+	dropped = store_fill(entries, header.nentries);
+	if (dropped > 0)
 	{
-		JpStoreEntry *entry;
-		bool		found;
-
-		entries[i].node_type[JP_NODE_TYPE_LEN - 1] = '\0';
-		entries[i].role[JP_ROLE_LEN - 1] = '\0';
-		entries[i].symbol[JP_SYMBOL_LEN - 1] = '\0';
-		entry = hash_search(store_hash, &entries[i].key, HASH_ENTER_NULL, &found);
-		if (entry != NULL)
-			*entry = entries[i];
+		store->evictions += dropped;
+		ereport(LOG,
+				(errmsg("dropped %lld of %lld saved jitprof hotspot entries because jitprof.max_hotspots is %d",
+						(long long) dropped, (long long) header.nentries,
+						jitprof_max_hotspots),
+				 errdetail("The entries with the fewest samples were dropped, as eviction would have done, and are counted as evictions.")));
 	}
-	pfree(entries);
-	FreeFile(file);
 	unlink(STORE_FILE);
-	return;
 
-bad:
-	ereport(WARNING,
-			(errmsg("ignoring jitprof statistics file \"%s\": it is corrupt or was written by another version of jitprof",
-					STORE_FILE),
-			 errhint("The file is removed; hotspot statistics start empty.")));
+done:
 	if (entries)
 		pfree(entries);
-	FreeFile(file);
-	unlink(STORE_FILE);
+	CloseTransientFile(fd);
 }
 
 /*
  * Write the store at postmaster shutdown.  Only a clean shutdown (code 0)
- * writes; after a crash the shared memory may be inconsistent.
+ * writes; after a crash the shared memory may be inconsistent.  The
+ * temporary file is created afresh (O_EXCL, no symbolic links), so that
+ * nothing left at its path, a FIFO say, can make shutdown wait.
  */
 static void
 store_save(int code, Datum arg)
 {
-	FILE	   *file;
+	int			fd;
+	struct stat st;
+	char		buf[64 * 1024];
+	size_t		len = 0;
 	HASH_SEQ_STATUS status;
 	JpStoreEntry *entry;
 	StoreFileHeader header;
@@ -197,8 +407,11 @@ store_save(int code, Datum arg)
 	if (code != 0 || !jitprof_save || store == NULL)
 		return;
 
-	file = AllocateFile(STORE_FILE ".tmp", PG_BINARY_W);
-	if (file == NULL)
+	(void) unlink(STORE_FILE ".tmp");
+	fd = OpenTransientFilePerm(STORE_FILE ".tmp",
+							   O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | PG_BINARY,
+							   pg_file_create_mode);
+	if (fd < 0)
 		goto error;
 
 	memset(&header, 0, sizeof(header));
@@ -210,29 +423,43 @@ store_save(int code, Datum arg)
 
 	INIT_CRC32C(crc);
 	COMP_CRC32C(crc, &header, sizeof(header));
-	if (fwrite(&header, sizeof(header), 1, file) != 1)
-		goto error;
 	COMP_CRC32C(crc, store, sizeof(StoreShared));
-	if (fwrite(store, sizeof(StoreShared), 1, file) != 1)
+	if (!jp_write_all(fd, &header, sizeof(header)) ||
+		!jp_write_all(fd, store, sizeof(StoreShared)))
 		goto error;
 	hash_seq_init(&status, store_hash);
 	while ((entry = hash_seq_search(&status)) != NULL)
 	{
-		COMP_CRC32C(crc, entry, sizeof(JpStoreEntry));
-		if (fwrite(entry, sizeof(JpStoreEntry), 1, file) != 1)
+		if (len + sizeof(JpStoreEntry) > sizeof(buf))
 		{
-			hash_seq_term(&status);
-			goto error;
+			if (!jp_write_all(fd, buf, len))
+			{
+				hash_seq_term(&status);
+				goto error;
+			}
+			len = 0;
 		}
+		COMP_CRC32C(crc, entry, sizeof(JpStoreEntry));
+		memcpy(buf + len, entry, sizeof(JpStoreEntry));
+		len += sizeof(JpStoreEntry);
 	}
 	FIN_CRC32C(crc);
-	if (fwrite(&crc, sizeof(crc), 1, file) != 1)
+	if (!jp_write_all(fd, buf, len) ||
+		!jp_write_all(fd, &crc, sizeof(crc)))
 		goto error;
-	if (FreeFile(file))
+	if (CloseTransientFile(fd) != 0)
 	{
-		file = NULL;
+		fd = -1;
 		goto error;
 	}
+
+	/*
+	 * durable_rename() opens and fsyncs what it replaces; a FIFO or other
+	 * special file left there (start-up ignored it with a WARNING) would make
+	 * it fail, so remove it first.
+	 */
+	if (lstat(STORE_FILE, &st) == 0 && !S_ISREG(st.st_mode))
+		(void) unlink(STORE_FILE);
 	(void) durable_rename(STORE_FILE ".tmp", STORE_FILE, LOG);
 	return;
 
@@ -241,8 +468,8 @@ error:
 			(errcode_for_file_access(),
 			 errmsg("could not write jitprof statistics file \"%s\": %m",
 					STORE_FILE ".tmp")));
-	if (file)
-		FreeFile(file);
+	if (fd >= 0)
+		CloseTransientFile(fd);
 	unlink(STORE_FILE ".tmp");
 }
 
@@ -361,6 +588,24 @@ evict_cmp(const void *a, const void *b)
 		return ua < ub ? -1 : 1;
 	if (ea->last_seen != eb->last_seen)
 		return ea->last_seen < eb->last_seen ? -1 : 1;
+	return 0;
+}
+
+/*
+ * qsort comparator: the entries eviction would take last come first, and
+ * among equals a query's summary row before its functions' rows.
+ */
+static int
+keep_cmp(const void *a, const void *b)
+{
+	const JpStoreEntry *ea = *(JpStoreEntry *const *) a;
+	const JpStoreEntry *eb = *(JpStoreEntry *const *) b;
+	int			cmp = evict_cmp(b, a);
+
+	if (cmp != 0)
+		return cmp;
+	if ((ea->key.discriminator == 0) != (eb->key.discriminator == 0))
+		return ea->key.discriminator == 0 ? -1 : 1;
 	return 0;
 }
 

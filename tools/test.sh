@@ -20,7 +20,14 @@ shift || true
 build_and_install
 
 work=$(make_workdir test)
-trap 'rm -rf "$work"' EXIT
+noexec_dir=
+cleanup() {
+	if [ -n "$noexec_dir" ]; then
+		umount "$noexec_dir" 2>/dev/null || true
+	fi
+	rm -rf "$work"
+}
+trap cleanup EXIT
 status=0
 passed=0
 failed=0
@@ -62,7 +69,15 @@ if [ "$what" = all ] || [ "$what" = tap ]; then
 		files=(test/t/*.pl)
 	fi
 	echo "== TAP (make installcheck): ${files[*]}"
-	if ! pgxs_installcheck REGRESS= PROVE_TESTS="${files[*]}" \
+	# 042_jitdump_noexec_dir.pl needs a file system mounted noexec, which
+	# only root can mount: a small tmpfs, private to the cluster's OS user.
+	if [ "$(id -u)" = 0 ]; then
+		noexec_dir="$work/noexec"
+		mkdir -p "$noexec_dir"
+		mount -t tmpfs -o noexec,nosuid,nodev,size=4m,mode=0700,uid="$(id -u "$PG_OS_USER")" \
+			jitprof-noexec "$noexec_dir"
+	fi
+	if ! JITPROF_NOEXEC_DIR="$noexec_dir" pgxs_installcheck REGRESS= PROVE_TESTS="${files[*]}" \
 		PROVE_FLAGS="-I test/lib ${JITPROF_PROVE_FLAGS:-}" 2>&1 |
 		tee "$work"/tap.log; then
 		status=1

@@ -64,7 +64,7 @@ close $fh;
 my $offset = -s $node->logfile;
 $node->start;
 like(slurp_file($node->logfile, $offset),
-	qr/WARNING:  ignoring jitprof statistics file "pg_stat\/jitprof\.stat": it is corrupt/,
+	qr/WARNING:  ignoring jitprof statistics file "pg_stat\/jitprof\.stat" because it is corrupt/,
 	'a corrupt file is reported');
 is($node->safe_psql('postgres', $snapshot), '', 'and its contents ignored');
 
