@@ -24,8 +24,11 @@ OBJS = \
 	src/sink_perf_map.o \
 	src/sink_jitdump.o \
 	src/sink_io.o \
+	src/range_set.o \
 	src/store.o \
-	src/sampler.o \
+	src/sampler_signal.o \
+	src/sampler_profile.o \
+	src/sampler_hooks.o \
 	src/hotspots.o
 
 LLVM_MODULE = jitprof_llvm
@@ -94,8 +97,10 @@ PROVE := env -u PGOPTIONS $(PROVE)
 # jitprof_llvm.so: linked by the C++ compiler, which adds libstdc++.
 all: $(LLVM_MODULE)$(DLSUFFIX)
 
-$(LLVM_MODULE)$(DLSUFFIX): $(LLVM_OBJS)
-	$(CXX) $(CXXFLAGS) -shared -o $@ $(LLVM_OBJS) $(LDFLAGS) $(LDFLAGS_SL) $(LLVM_SHLIB_LINK)
+# The version script keeps libstdc++'s template instantiations unexported.
+$(LLVM_MODULE)$(DLSUFFIX): $(LLVM_OBJS) $(srcdir)/src/jitprof_llvm.map
+	$(CXX) $(CXXFLAGS) -shared -o $@ $(LLVM_OBJS) $(LDFLAGS) $(LDFLAGS_SL) \
+		-Wl,--version-script=$(srcdir)/src/jitprof_llvm.map $(LLVM_SHLIB_LINK)
 
 $(OBJS) $(LLVM_OBJS): $(wildcard $(srcdir)/src/*.h)
 

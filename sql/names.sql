@@ -1,4 +1,6 @@
--- Names of JIT-compiled functions: q<queryid>#<plan_node_id>_<NodeType>_<role>[_<n>]
+-- Names of JIT-compiled functions:
+--   q<queryid>#<plan_node_id>_<NodeType>_<role>[_rel<oid>][_<n>][_deform_<kind>]
+-- (doc/names.md)
 SET client_min_messages = warning;
 CREATE EXTENSION IF NOT EXISTS jitprof;
 RESET client_min_messages;
@@ -49,7 +51,7 @@ SELECT * FROM names_of(names_qid($$SELECT t.grp, count(*), sum(t.val)
 SELECT sum(val) FROM names_t WHERE grp = 3;
 SELECT count(*) > 0 AS has_functions,
        bool_and(symbol LIKE 'q' || queryid || '#' || plan_node_id || '\_' || node_type || '\_' || role || '%') AS grammar,
-       bool_and(symbol ~ '^q-?[0-9]+#[0-9]+_[A-Za-z]+_[a-z_]+(_[0-9]+)?$') AS grammar_regex,
+       bool_and(symbol ~ '^q-?[0-9]+#[0-9]+_[A-Za-z]+_[a-z_]+(_rel[0-9]+)?(_[0-9]+)?(_deform_(scan|outer|inner))?$') AS grammar_regex,
        bool_and(symbol !~ '[[:space:].]') AS no_space_or_dot
   FROM jitprof_functions
   WHERE queryid = names_qid('SELECT sum(val) FROM names_t WHERE grp = 3');
@@ -84,6 +86,143 @@ SELECT DISTINCT regexp_replace(symbol, '^q0#', 'q0#') AS symbol, queryid
   ORDER BY 1;
 RESET compute_query_id;
 
+
+-- Run a query (through EXECUTE, so that one call shows one query's names)
+-- and list the names of its functions.
+CREATE FUNCTION names_run(q text)
+RETURNS TABLE (symbol text, role text)
+LANGUAGE plpgsql AS $$
+BEGIN
+  EXECUTE q;
+  RETURN QUERY SELECT regexp_replace(n.symbol, '_rel[0-9]+', '_rel<oid>'), n.role
+    FROM names_of(names_qid(q)) n ORDER BY 1;
+END $$;
+
+-- A hashed SubPlan: its left-hand projection, the comparisons used with
+-- its two hash tables (NOT IN keeps rows with nulls in a second one) and,
+-- on the subquery's node, its right-hand projection.
+-- (The tables' comparisons run, and so are emitted, only when two rows
+-- fall into one bucket: duplicates, and more than one row with a null.)
+SELECT * FROM names_run($$SELECT count(*) FROM names_t
+  WHERE id NOT IN (SELECT CASE WHEN id % 10 = 0 THEN NULL ELSE id % 50 END FROM names_u)$$);
+-- Two hashed SubPlans in one qual are numbered by their place in it.
+SELECT * FROM names_run($$SELECT count(*) FROM names_t
+  WHERE id NOT IN (SELECT id % 100 FROM names_u) AND grp NOT IN (SELECT id % 3 FROM names_u)$$);
+-- A correlated SubPlan: its argument (the outer value) and its combining
+-- expression.
+SELECT * FROM names_run($$SELECT count(*) FROM names_t t
+  WHERE t.id = ANY (SELECT u.id FROM names_u u WHERE u.id < t.grp + 10)$$);
+
+-- INSERT ... ON CONFLICT DO UPDATE ... WHERE ... RETURNING, and the
+-- projection that forms the rows an UPDATE writes.
+CREATE TABLE names_k (k int PRIMARY KEY, v int);
+INSERT INTO names_k SELECT g, g FROM generate_series(1, 10) g;
+SELECT * FROM names_run($$INSERT INTO names_k SELECT g, g FROM generate_series(5, 15) g
+  ON CONFLICT (k) DO UPDATE SET v = names_k.v + excluded.v WHERE names_k.v < 8
+  RETURNING k, v$$);
+SELECT * FROM names_run($$UPDATE names_k SET v = v * 2 WHERE k < 3$$);
+
+-- WITH CHECK OPTION.
+CREATE VIEW names_kv AS SELECT * FROM names_k WHERE v > 0 WITH CHECK OPTION;
+SELECT * FROM names_run($$INSERT INTO names_kv VALUES (100, 1), (101, 2)$$);
+
+-- MERGE actions: their conditions and projections.
+SELECT * FROM names_run($$MERGE INTO names_k k USING (SELECT g FROM generate_series(1, 30) g) s ON k.k = s.g
+  WHEN MATCHED AND k.v > 100 THEN UPDATE SET v = k.v - 1
+  WHEN NOT MATCHED AND s.g > 20 THEN INSERT VALUES (s.g, 0)$$);
+
+-- Tuple routing: each partition a row reaches gets its own RETURNING,
+-- numbered by the partition's OID, not by the order rows reached them.
+CREATE TABLE names_p (k int, v int) PARTITION BY RANGE (k);
+CREATE TABLE names_p1 PARTITION OF names_p FOR VALUES FROM (0) TO (100);
+CREATE TABLE names_p2 (v int, k int);
+ALTER TABLE names_p ATTACH PARTITION names_p2 FOR VALUES FROM (100) TO (200);
+SELECT * FROM names_run($$INSERT INTO names_p VALUES (150, 1), (50, 2) RETURNING k$$);
+SELECT c.relname
+  FROM jitprof_functions f
+  JOIN pg_class c ON f.symbol ~ ('_rel' || c.oid || '($|_)')
+  WHERE f.queryid = names_qid('INSERT INTO names_p VALUES (150, 1), (50, 2) RETURNING k')
+  ORDER BY 1;
+
+-- Partition pruning at executor startup (a stable value) and during
+-- execution (an InitPlan's value).
+SET names.k = '150';
+SELECT * FROM names_run($$SELECT count(*) FROM names_p WHERE k = current_setting('names.k')::int$$);
+SELECT * FROM names_run($$SELECT count(*) FROM names_p WHERE k = (SELECT max(id) FROM names_u)$$);
+RESET names.k;
+
+-- A gating qual, set-returning functions in the target list, a function
+-- the planner folded, TABLESAMPLE and a TID scan.
+SELECT * FROM names_run($$SELECT id FROM names_t WHERE now() IS NOT NULL AND id = 1$$);
+SELECT * FROM names_run($$SELECT generate_series(1, id), id * 2 FROM names_t WHERE id < 4$$);
+CREATE FUNCTION names_f(int) RETURNS int LANGUAGE sql STABLE AS 'SELECT $1 + 1';
+SELECT * FROM names_run($$SELECT * FROM names_f(length(current_user))$$);
+DROP FUNCTION names_f(int);
+SELECT * FROM names_run($$SELECT count(*) FROM names_t TABLESAMPLE bernoulli (50) REPEATABLE (7)$$);
+SELECT * FROM names_run($$SELECT id FROM names_t WHERE ctid = '(0,1)'$$);
+
+-- XMLTABLE.
+SELECT * FROM names_run($$SELECT * FROM XMLTABLE(XMLNAMESPACES('http://example.com/n' AS n),
+  '/n:r/n:i' PASSING CAST('<r xmlns="http://example.com/n"><i a="1"/><i/></r>' AS xml)
+  COLUMNS a int PATH '@a' DEFAULT 5)$$);
+
+-- Window frame offsets and a run condition.
+SELECT * FROM names_run($$SELECT id, sum(val) OVER (ORDER BY id ROWS BETWEEN 1 PRECEDING AND 2 FOLLOWING)
+  FROM names_t WHERE id < 10$$);
+SELECT * FROM names_run($$SELECT * FROM (SELECT id, row_number() OVER (ORDER BY id) rn FROM names_t) s
+  WHERE rn <= 3$$);
+
+-- Aggregates: an ordered-set aggregate's direct argument, DISTINCT over
+-- two columns, and an array coercion's per-element expression.
+SELECT * FROM names_run($$SELECT percentile_cont(0.25) WITHIN GROUP (ORDER BY val) FROM names_t$$);
+SELECT * FROM names_run($$SELECT string_agg(DISTINCT label, ',') FROM names_u WHERE id < 5$$);
+SELECT * FROM names_run($$SELECT count(*) FROM names_u
+  WHERE (string_to_array(id || ',' || length(label), ',')::int[])[2] > 2$$);
+
+-- Hash tables of a recursive UNION and of a hashed INTERSECT.
+SELECT * FROM names_run($$WITH RECURSIVE r(n) AS (SELECT 1 UNION SELECT n + 1 FROM r WHERE n < 5)
+  SELECT count(*) FROM r$$);
+SET enable_sort = off;
+SELECT * FROM names_run($$SELECT count(*) FROM (SELECT id FROM names_t INTERSECT SELECT id FROM names_u) s$$);
+RESET enable_sort;
+
+-- Merge join keys.
+SET enable_hashjoin = off;
+SET enable_nestloop = off;
+SELECT * FROM names_run($$SELECT count(*) FROM names_t t JOIN names_u u ON u.id = t.id + 1$$);
+RESET enable_hashjoin;
+RESET enable_nestloop;
+
+-- Array keys the executor expands for an index without native array
+-- support.
+CREATE INDEX names_u_hash ON names_u USING hash (id);
+SET enable_seqscan = off;
+SET enable_indexscan = off;
+SELECT * FROM names_run($$SELECT count(*) FROM names_u WHERE id = ANY (ARRAY[1, 2, 3])$$);
+RESET enable_seqscan;
+RESET enable_indexscan;
+
+SET enable_sort = off;
+-- A hash aggregate that spills: the transition code is compiled again for
+-- spill mode and for reading spilled tuples back; each variant has its own
+-- name, whatever order the data compiles them in.
+SET work_mem = '64kB';
+SELECT * FROM names_run($$SELECT count(*) FROM (SELECT g % 20000, count(*) FROM generate_series(1, 60000) g GROUP BY 1) s$$);
+RESET work_mem;
+RESET enable_sort;
+
+-- Never JIT-compiled, so never named: VALUES lists (PostgreSQL compiles
+-- them without JIT), and what the executor prepares without a plan node:
+-- generated columns, CHECK constraints.  Only the plan's own expressions
+-- (and the SubPlan's) appear.
+CREATE TABLE names_g (a int CHECK (a > 0), b int GENERATED ALWAYS AS (a * 2) STORED);
+SELECT * FROM names_run($$INSERT INTO names_g SELECT g FROM generate_series(1, 5) g$$);
+SELECT * FROM names_run($$SELECT * FROM (VALUES (1, (SELECT max(id) FROM names_u)), (2, 3)) v(a, b)$$);
+DROP TABLE names_g;
+
+DROP FUNCTION names_run(text);
+DROP VIEW names_kv;
+DROP TABLE names_k, names_p;
 DROP FUNCTION names_of(bigint);
 DROP FUNCTION names_qid(text);
 DROP TABLE names_t, names_u;

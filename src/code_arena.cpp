@@ -1,15 +1,37 @@
-//===- code_arena.cpp - JITLink memory that never reuses an address -------===//
+//===- code_arena.cpp - JITLink memory with stable, never-recycled addresses -===//
 //
 // A JITLinkMemoryManager for jitprof.  PostgreSQL frees a query's JIT code
-// when the query ends, so a plain allocator hands the same addresses out
-// again and again; a profiler that maps addresses to names (perf map files,
-// jitdump) then cannot tell which of a dozen functions was live at a sample.
-// This manager instead bump-allocates every linked object from a large
-// reserved range (an "arena") and, when the object is freed, gives its pages
-// back to the kernel while keeping the addresses reserved.  An address is
-// therefore not reused before the arena is exhausted (4 GiB of address space,
-// hundreds of thousands of objects); then a fresh arena is reserved and the
-// old one is unmapped once its last object is freed.
+// when the query ends.  A plain allocator then hands the same addresses to
+// the next query's functions, whatever they are, and a profiler that maps
+// addresses to names (perf map files, jitdump) can no longer tell which
+// function was live at a sample.  A bump allocator that never reuses an
+// address avoids that but makes the perf map grow by one line per function
+// per execution.  This manager does neither:
+//
+//  - Addresses come from ranges reserved with PROT_NONE ("arenas"), in steps
+//    of ArenaStep (64 MiB) as needed, up to jitprof.code_arena_max_size
+//    (1 GiB by default) per process.  When the kernel refuses a reservation
+//    (RLIMIT_AS, vm.max_map_count), or the next step would pass the limit,
+//    smaller steps are tried down to MinArena; when even that fails the
+//    arena says so and linker.cpp links further objects with RuntimeDyld.
+//    A refusal by the kernel is final for the process; the limit is checked
+//    again for each object, so raising it lets the arena grow again.
+//
+//  - A freed object's pages go back to the kernel at once, but its range
+//    stays reserved (PROT_NONE: no RSS, no commit charge) for the life of
+//    the process: no arena is ever unmapped, so the kernel never hands one
+//    of jitprof's old code addresses to anybody else.
+//
+//  - A freed range is kept under the object's "shape": its segment layout,
+//    its blocks, and the name (jitprof's, from the registry), offset and size
+//    of each function.  An object of the same shape, typically the same
+//    query executed again, gets that very range back.  Its functions then
+//    land at the addresses, with the names and sizes, of the earlier copy,
+//    so the perf map sink has nothing new to write.  A range is never
+//    handed to an object of another shape, so an address never changes
+//    name while a perf map line for it stands.  The shape is kept as a
+//    SHA-1 digest.  At most MaxCachedRanges (16,384) ranges are kept; a
+//    freed range beyond that stays reserved, unused.
 //
 // Freeing also fixes LLVM 14's InProcessMemoryManager leak: it unmaps an
 // allocation only if the graph carried a deallocation action, which
@@ -17,7 +39,7 @@
 //
 // The manager is process-wide and used from the backend's only thread, but
 // it takes a mutex anyway because JITLink's interface allows concurrent
-// links.
+// links.  jp_core->stable_name is called without the mutex held.
 //
 //===----------------------------------------------------------------------===//
 
@@ -31,8 +53,13 @@ extern "C"
 #include "llvm/ExecutionEngine/Orc/Shared/AllocationActions.h"
 #include "llvm/Support/Memory.h"
 #include "llvm/Support/MathExtras.h"
+#include "llvm/Support/SHA1.h"
 
+#include <algorithm>
 #include <mutex>
+#include <string>
+#include <tuple>
+#include <unordered_map>
 #include <vector>
 
 #include <errno.h>
@@ -47,13 +74,15 @@ using namespace llvm::jitlink;
 
 namespace {
 
-constexpr uint64_t ArenaSize = uint64_t(4) << 30;
+constexpr uint64_t ArenaStep = uint64_t(64) << 20;
+constexpr uint64_t MinArena = uint64_t(1) << 20;
+constexpr size_t MaxCachedRanges = 16384;
 
-// One reserved range of address space.
+// One reserved range of address space.  Never unmapped.
 struct Arena {
   char *Base = nullptr;
+  uint64_t Size = 0;
   uint64_t Used = 0;
-  uint64_t LiveAllocs = 0;
 };
 
 // A block of pages handed to one link graph, with the protections its
@@ -65,9 +94,9 @@ struct SegmentProt {
 };
 
 struct FinalizedInfo {
-  Arena *Owner;
   char *Base;
   uint64_t Size;
+  std::string Shape;
   std::vector<orc::shared::WrapperFunctionCall> DeallocActions;
 };
 
@@ -75,10 +104,10 @@ class ArenaMemoryManager;
 
 class ArenaInFlightAlloc : public JITLinkMemoryManager::InFlightAlloc {
 public:
-  ArenaInFlightAlloc(ArenaMemoryManager &MemMgr, LinkGraph &G, Arena *Owner,
-                     char *Base, uint64_t Size,
+  ArenaInFlightAlloc(ArenaMemoryManager &MemMgr, LinkGraph &G, char *Base,
+                     uint64_t Size, std::string Shape,
                      std::vector<SegmentProt> Segments)
-      : MemMgr(MemMgr), G(G), Owner(Owner), Base(Base), Size(Size),
+      : MemMgr(MemMgr), G(G), Base(Base), Size(Size), Shape(std::move(Shape)),
         Segments(std::move(Segments)) {}
 
   void finalize(OnFinalizedFunction OnFinalized) override;
@@ -87,9 +116,9 @@ public:
 private:
   ArenaMemoryManager &MemMgr;
   LinkGraph &G;
-  Arena *Owner;
   char *Base;
   uint64_t Size;
+  std::string Shape;
   std::vector<SegmentProt> Segments;
 };
 
@@ -102,30 +131,39 @@ public:
   void deallocate(std::vector<FinalizedAlloc> Allocs,
                   OnDeallocatedFunction OnDeallocated) override;
 
-  // Give an object's pages back, keeping the addresses reserved.
-  void release(Arena *Owner, char *Base, uint64_t Size);
+  // Give an object's pages back, keeping the addresses reserved, and keep
+  // the range for the next object of the same shape.
+  void release(char *Base, uint64_t Size, const std::string &Shape);
+
+  bool hasRoomFor(uint64_t Size, std::string &Why);
 
   void stats(JitprofArenaStats *S) {
     std::lock_guard<std::mutex> Lock(M);
     *S = Stats;
   }
 
-  uint64_t pageSize() const { return PageSize; }
-
 private:
-  Expected<std::pair<Arena *, char *>> reserve(uint64_t Size);
-  void dropArenaIfDone(Arena *A);
+  Expected<char *> take(uint64_t Size, const std::string &Shape);
+  bool ensureRoom(uint64_t Size);
 
   std::mutex M;
   uint64_t PageSize;
+  uint64_t Step = ArenaStep;
+  bool GaveUp = false;     // the kernel refused even the smallest arena
+  std::string GaveUpWhy;
   Arena *Current = nullptr;
+  std::vector<Arena *> Arenas;
+  std::unordered_map<std::string, std::vector<char *>> FreeRanges;
   JitprofArenaStats Stats = {};
 };
 
-Error errnoError(const char *What) {
-  return make_error<StringError>(std::string("jitprof code arena: ") + What +
-                                     ": " + strerror(errno),
+Error arenaError(const std::string &What) {
+  return make_error<StringError>("jitprof code arena: " + What,
                                  inconvertibleErrorCode());
+}
+
+Error errnoError(const char *What) {
+  return arenaError(std::string(What) + ": " + strerror(errno));
 }
 
 int toMmapProt(MemProt P) {
@@ -139,61 +177,200 @@ int toMmapProt(MemProt P) {
   return Prot;
 }
 
-Expected<std::pair<Arena *, char *>> ArenaMemoryManager::reserve(uint64_t Size) {
-  std::lock_guard<std::mutex> Lock(M);
+// Make sure the current arena has Size bytes left, reserving a new one if
+// needed: ArenaStep, or smaller steps when the kernel refuses.  The previous
+// arena stays reserved.  Called with M held.
+bool ArenaMemoryManager::ensureRoom(uint64_t Size) {
+  if (Current && Current->Used + Size <= Current->Size)
+    return true;
+  if (GaveUp)
+    return false;
 
-  if (Size > ArenaSize)
-    return make_error<StringError>("jitprof code arena: object too large",
-                                   inconvertibleErrorCode());
+  bool RefusedStep = false;
+  std::string LimitWhy;
 
-  if (!Current || Current->Used + Size > ArenaSize) {
-    void *Base = mmap(nullptr, ArenaSize, PROT_NONE,
+  uint64_t MaxReserved = uint64_t(*jp_core->code_arena_max_size) * 1024;
+  for (uint64_t Try = Step; Try >= MinArena; Try /= 4) {
+    uint64_t Want = std::max(Try, alignTo(Size, PageSize));
+    if (Stats.reserved_bytes + Want > MaxReserved) {
+      LimitWhy = "the code arena reached jitprof.code_arena_max_size (" +
+                 std::to_string(*jp_core->code_arena_max_size) + " kB)";
+      if (Want > Try)
+        break;
+      continue;
+    }
+    void *Base = mmap(nullptr, Want, PROT_NONE,
                       MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
-    if (Base == MAP_FAILED)
-      return errnoError("could not reserve address space");
-    Arena *Old = Current;
+    if (Base == MAP_FAILED) {
+      int Err = errno;
+      RefusedStep = true;
+      Stats.reserve_failures++;
+      GaveUpWhy = std::string("could not reserve ") +
+                  std::to_string(Want >> 10) + " kB of address space: " +
+                  strerror(Err);
+      if (Want > Try)
+        break;
+      continue;
+    }
+    if (Try < Step && RefusedStep) {
+      // Keep the smaller step from now on rather than failing every time.
+      Step = Try;
+    }
+    if (Want < ArenaStep)
+      Stats.arenas_smaller++;
     Current = new Arena();
     Current->Base = static_cast<char *>(Base);
+    Current->Size = Want;
+    Arenas.push_back(Current);
     Stats.arenas_created++;
-    Stats.reserved_bytes += ArenaSize;
-    if (Old)
-      dropArenaIfDone(Old);
+    Stats.reserved_bytes += Want;
+    return true;
   }
 
-  char *Addr = Current->Base + Current->Used;
-  if (mprotect(Addr, Size, PROT_READ | PROT_WRITE) != 0)
-    return errnoError("could not commit code pages");
-  Current->Used += Size;
-  Current->LiveAllocs++;
+  // Only the kernel's refusal is final; the limit is a setting.
+  if (RefusedStep && LimitWhy.empty())
+    GaveUp = true;
+  else if (!LimitWhy.empty())
+    GaveUpWhy = LimitWhy;
+  return false;
+}
+
+bool ArenaMemoryManager::hasRoomFor(uint64_t Size, std::string &Why) {
+  std::lock_guard<std::mutex> Lock(M);
+  if (ensureRoom(alignTo(Size, PageSize)))
+    return true;
+  Why = GaveUpWhy;
+  return false;
+}
+
+// A range for an object of Size bytes and shape Shape: a freed range of
+// the same shape if there is one, else fresh addresses.
+Expected<char *> ArenaMemoryManager::take(uint64_t Size,
+                                          const std::string &Shape) {
+  std::lock_guard<std::mutex> Lock(M);
+  char *Addr = nullptr;
+
+  auto I = Shape.empty() ? FreeRanges.end() : FreeRanges.find(Shape);
+  if (I != FreeRanges.end()) {
+    Addr = I->second.back();
+    I->second.pop_back();
+    if (I->second.empty())
+      FreeRanges.erase(I);
+    Stats.shapes_cached--;
+    Stats.objects_reused++;
+  } else {
+    if (!ensureRoom(Size))
+      return arenaError(GaveUpWhy);
+    Addr = Current->Base + Current->Used;
+    Current->Used += Size;
+  }
+
+  if (mprotect(Addr, Size, PROT_READ | PROT_WRITE) != 0) {
+    Error Err = errnoError("could not commit code pages");
+    // the range is still PROT_NONE: keep it for its shape
+    if (!Shape.empty() && Stats.shapes_cached < MaxCachedRanges) {
+      FreeRanges[Shape].push_back(Addr);
+      Stats.shapes_cached++;
+    }
+    return Err;
+  }
   Stats.committed_bytes += Size;
   Stats.allocations_live++;
   Stats.allocations_total++;
-  return std::make_pair(Current, Addr);
+  return Addr;
 }
 
-// Unmap a full arena once nothing in it is live.  Called with M held.
-void ArenaMemoryManager::dropArenaIfDone(Arena *A) {
-  if (A == Current || A->LiveAllocs != 0)
-    return;
-  munmap(A->Base, ArenaSize);
-  Stats.reserved_bytes -= ArenaSize;
-  delete A;
-}
-
-void ArenaMemoryManager::release(Arena *Owner, char *Base, uint64_t Size) {
+void ArenaMemoryManager::release(char *Base, uint64_t Size,
+                                 const std::string &Shape) {
   // Replacing the pages with a fresh inaccessible mapping frees them and
   // lets the kernel merge the range back into the reservation, so the
   // number of mappings stays bounded.
   void *R = mmap(Base, Size, PROT_NONE,
                  MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE | MAP_FIXED, -1,
                  0);
-  std::lock_guard<std::mutex> Lock(M);
-  if (R == MAP_FAILED)
+  if (R == MAP_FAILED) {
     madvise(Base, Size, MADV_DONTNEED);
-  Owner->LiveAllocs--;
+    mprotect(Base, Size, PROT_NONE);
+  }
+  std::lock_guard<std::mutex> Lock(M);
   Stats.committed_bytes -= Size;
   Stats.allocations_live--;
-  dropArenaIfDone(Owner);
+  if (!Shape.empty() && Stats.shapes_cached < MaxCachedRanges) {
+    FreeRanges[Shape].push_back(Base);
+    Stats.shapes_cached++;
+  }
+}
+
+void appendU64(std::string &K, uint64_t V) {
+  K.append(reinterpret_cast<const char *>(&V), sizeof(V));
+}
+
+void appendStr(std::string &K, StringRef S) {
+  appendU64(K, S.size());
+  K.append(S.data(), S.size());
+}
+
+// The shape of a graph about to be laid out: what decides where each of its
+// functions lands relative to the start of its range, and under which name.
+// BasicLayout places blocks by section ordinal, address and size, so equal
+// block lists give equal layouts.  Empty when a function has no name the
+// registry knows: such an object is not worth a cache entry.
+std::string shapeOf(LinkGraph &G, uint64_t Total) {
+  using BlockKey = std::tuple<unsigned, uint64_t, uint64_t, uint64_t,
+                              uint64_t, bool>;
+  std::vector<BlockKey> Blocks;
+  std::vector<std::string> Functions;
+  DenseMap<const Section *, unsigned> Ordinal;
+  unsigned N = 0;
+  std::string K;
+
+  appendU64(K, Total);
+  for (auto &Sec : G.sections()) {
+    Ordinal[&Sec] = N++;
+    appendStr(K, Sec.getName());
+    appendU64(K, uint64_t(Sec.getMemProt()));
+    for (auto *B : Sec.blocks())
+      Blocks.emplace_back(Ordinal[&Sec], B->getAddress().getValue(),
+                          B->getSize(), B->getAlignment(),
+                          B->getAlignmentOffset(), B->isZeroFill());
+  }
+  std::sort(Blocks.begin(), Blocks.end());
+  for (auto &B : Blocks) {
+    appendU64(K, std::get<0>(B));
+    appendU64(K, std::get<1>(B));
+    appendU64(K, std::get<2>(B));
+    appendU64(K, std::get<3>(B));
+    appendU64(K, std::get<4>(B));
+    appendU64(K, std::get<5>(B));
+  }
+
+  for (auto *Sym : G.defined_symbols()) {
+    if (!Sym->hasName() || !Sym->isCallable())
+      continue;
+    char Name[256];
+    std::string F;
+    std::string LLVMName = Sym->getName().str();
+    if (jp_core->stable_name(LLVMName.c_str(), Name, sizeof(Name)))
+      appendStr(F, Name);
+    else if (LLVMName.find("evalexpr_") == 0 || LLVMName.find("deform_") == 0)
+      return std::string(); // llvmjit's per-execution name: no stable shape
+    else
+      appendStr(F, "llvm:" + LLVMName); // a helper: named after itself
+    appendU64(F, Ordinal[&Sym->getBlock().getSection()]);
+    appendU64(F, Sym->getBlock().getAddress().getValue());
+    appendU64(F, Sym->getOffset());
+    appendU64(F, Sym->getSize());
+    Functions.push_back(std::move(F));
+  }
+  std::sort(Functions.begin(), Functions.end());
+  for (auto &F : Functions)
+    K += F;
+  // Kept as a SHA-1 of all that: 20 bytes per cached range instead of a
+  // kilobyte or so.
+  auto Digest = SHA1::hash(ArrayRef<uint8_t>(
+      reinterpret_cast<const uint8_t *>(K.data()), K.size()));
+  return std::string(reinterpret_cast<const char *>(Digest.data()),
+                     Digest.size());
 }
 
 void ArenaMemoryManager::allocate(const JITLinkDylib *JD, LinkGraph &G,
@@ -210,11 +387,11 @@ void ArenaMemoryManager::allocate(const JITLinkDylib *JD, LinkGraph &G,
   if (Total == 0)
     Total = PageSize;
 
-  auto Reserved = reserve(Total);
-  if (!Reserved)
-    return OnAllocated(Reserved.takeError());
-  Arena *Owner = Reserved->first;
-  char *Base = Reserved->second;
+  std::string Shape = shapeOf(G, Total);
+  auto Taken = take(Total, Shape);
+  if (!Taken)
+    return OnAllocated(Taken.takeError());
+  char *Base = *Taken;
 
   std::vector<SegmentProt> Segments;
   char *Next = Base;
@@ -230,12 +407,12 @@ void ArenaMemoryManager::allocate(const JITLinkDylib *JD, LinkGraph &G,
   }
 
   if (auto Err = BL.apply()) {
-    release(Owner, Base, Total);
+    release(Base, Total, Shape);
     return OnAllocated(std::move(Err));
   }
 
   OnAllocated(std::make_unique<ArenaInFlightAlloc>(
-      *this, G, Owner, Base, Total, std::move(Segments)));
+      *this, G, Base, Total, std::move(Shape), std::move(Segments)));
 }
 
 void ArenaMemoryManager::deallocate(std::vector<FinalizedAlloc> Allocs,
@@ -245,7 +422,7 @@ void ArenaMemoryManager::deallocate(std::vector<FinalizedAlloc> Allocs,
     auto *Info = FA.release().toPtr<FinalizedInfo *>();
     Err = joinErrors(std::move(Err),
                      orc::shared::runDeallocActions(Info->DeallocActions));
-    release(Info->Owner, Info->Base, Info->Size);
+    release(Info->Base, Info->Size, Info->Shape);
     delete Info;
   }
   OnDeallocated(std::move(Err));
@@ -257,7 +434,7 @@ void ArenaInFlightAlloc::finalize(OnFinalizedFunction OnFinalized) {
       continue;
     if (mprotect(S.Addr, S.Size, toMmapProt(S.Prot)) != 0) {
       Error Err = errnoError("could not protect code pages");
-      MemMgr.release(Owner, Base, Size);
+      MemMgr.release(Base, Size, Shape);
       return OnFinalized(std::move(Err));
     }
     if ((S.Prot & MemProt::Exec) != MemProt::None)
@@ -266,29 +443,44 @@ void ArenaInFlightAlloc::finalize(OnFinalizedFunction OnFinalized) {
 
   auto DeallocActions = orc::shared::runFinalizeActions(G.allocActions());
   if (!DeallocActions) {
-    MemMgr.release(Owner, Base, Size);
+    MemMgr.release(Base, Size, Shape);
     return OnFinalized(DeallocActions.takeError());
   }
 
-  auto *Info = new FinalizedInfo{Owner, Base, Size, std::move(*DeallocActions)};
+  auto *Info =
+      new FinalizedInfo{Base, Size, std::move(Shape), std::move(*DeallocActions)};
   OnFinalized(JITLinkMemoryManager::FinalizedAlloc(
       orc::ExecutorAddr::fromPtr(Info)));
 }
 
 void ArenaInFlightAlloc::abandon(OnAbandonedFunction OnAbandoned) {
-  MemMgr.release(Owner, Base, Size);
+  MemMgr.release(Base, Size, Shape);
   OnAbandoned(Error::success());
 }
 
 // Never destroyed: JIT code may still be freed while the process exits.
 ArenaMemoryManager *TheArena = nullptr;
 
-} // end anonymous namespace
-
-JITLinkMemoryManager &jitprof::codeArena() {
+ArenaMemoryManager &arena() {
   if (!TheArena)
     TheArena = new ArenaMemoryManager();
   return *TheArena;
+}
+
+} // end anonymous namespace
+
+JITLinkMemoryManager &jitprof::codeArena() { return arena(); }
+
+bool jitprof::codeArenaHasRoomFor(LinkGraph &G, std::string &Why) {
+  // Before pruning and before JITLink adds its GOT and stubs: twice the
+  // blocks plus a page per section is a generous bound.
+  uint64_t Size = 0;
+  for (auto &Sec : G.sections()) {
+    Size += 4096;
+    for (auto *B : Sec.blocks())
+      Size += 2 * (B->getSize() + B->getAlignment());
+  }
+  return arena().hasRoomFor(Size, Why);
 }
 
 extern "C" void jp_arena_stats(JitprofArenaStats *stats) {

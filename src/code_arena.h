@@ -1,7 +1,7 @@
 //===- code_arena.h - jitprof's JITLink memory manager ----------*- C++ -*-===//
 //
-// The process-wide JITLinkMemoryManager that never reuses a code address
-// (see code_arena.cpp).
+// The process-wide JITLinkMemoryManager that gives a code address only to
+// functions of the same name (see code_arena.cpp).
 //
 //===----------------------------------------------------------------------===//
 
@@ -10,9 +10,14 @@
 
 #include "llvm/ExecutionEngine/JITLink/JITLinkMemoryManager.h"
 
+#include <string>
+
 namespace jitprof {
 
 llvm::jitlink::JITLinkMemoryManager &codeArena();
+
+// Can the arena take this (unpruned) graph?  If not, Why says why.
+bool codeArenaHasRoomFor(llvm::jitlink::LinkGraph &G, std::string &Why);
 
 } // end namespace jitprof
 

@@ -31,6 +31,7 @@ int			jitprof_linker = JP_LINKER_JITLINK;
 char	   *jitprof_llvmjit_library = NULL;
 bool		jitprof_debug_fail_link = false;
 bool		jitprof_gdb = false;
+int			jitprof_code_arena_max_size = 1024 * 1024;	/* kB */
 
 /* true when loaded by shared_preload_libraries */
 bool		jitprof_preloaded = false;
@@ -87,8 +88,19 @@ _PG_init(void)
 							   0,
 							   check_llvmjit_library, NULL, NULL);
 
+	DefineCustomIntVariable("jitprof.code_arena_max_size",
+							"Sets the address space a backend may reserve for JITLink's code.",
+							"Reserved in steps of 64 MB as needed; beyond it, RuntimeDyld links the code.",
+							&jitprof_code_arena_max_size,
+							1024 * 1024,
+							1024,
+							INT_MAX,
+							PGC_SUSET,
+							GUC_UNIT_KB,
+							NULL, NULL, NULL);
+
 	DefineCustomBoolVariable("jitprof.debug_fail_link",
-							 "Makes every JITLink link fail (for testing error handling).",
+							 "Makes JITLink refuse every object, so that RuntimeDyld links it (for testing).",
 							 NULL,
 							 &jitprof_debug_fail_link,
 							 false,
@@ -113,5 +125,6 @@ _PG_init(void)
 	MarkGUCPrefixReserved("jitprof");
 
 	/* names carry query IDs, so make sure they are computed */
+	jp_naming_note_load();
 	EnableQueryId();
 }

@@ -82,19 +82,57 @@ extern int	jitprof_linker;
 extern char *jitprof_llvmjit_library;
 extern bool jitprof_debug_fail_link;
 extern bool jitprof_gdb;
+extern int	jitprof_code_arena_max_size;
 extern bool jitprof_preloaded;
 extern PGDLLEXPORT void _PG_init(void);
 
 /* sink_io.c: file output for the sinks (never throws) */
 extern bool jp_write_all(int fd, const void *buf, size_t len);
 
+/* range_set.c: ranges a file sink has written (never throws) */
+typedef struct JitprofRange
+{
+	uint64		start;
+	uint64		end;
+	uint64		name_hash;
+	uint64		code_hash;
+} JitprofRange;
+
+typedef struct JitprofRangeSet
+{
+	JitprofRange *items;		/* malloc'd, sorted by start, disjoint */
+	int			n;
+	int			max;
+} JitprofRangeSet;
+
+extern JitprofRange *jp_range_exact(JitprofRangeSet *set, uint64 start,
+									uint64 end);
+extern bool jp_range_overlaps(const JitprofRangeSet *set, uint64 start,
+							  uint64 end);
+extern bool jp_range_add(JitprofRangeSet *set, uint64 start, uint64 end,
+						 uint64 name_hash, uint64 code_hash);
+extern void jp_range_reset(JitprofRangeSet *set);
+
+/* sink_perf_map.c, sink_jitdump.c: what the file sinks wrote and dropped */
+typedef struct JitprofFileCounters
+{
+	uint64		bytes;			/* size of the file */
+	uint64		records;		/* lines or records written */
+	uint64		dropped;		/* not written: the file reached its cap */
+	uint64		conflicts;		/* not written: overlaps another name */
+} JitprofFileCounters;
+
+extern JitprofFileCounters jp_perf_map_counters;
+extern JitprofFileCounters jp_jitdump_counters;
+
 /* sink_perf_map.c, sink_jitdump.c: GUCs and sink registration */
 extern void jp_perf_map_init(void);
 extern void jp_jitdump_init(void);
 
-/* sampler.c, store.c: the hotspot sampler and its shared-memory store */
+/* sampler_*.c, store.c: the hotspot sampler and its shared-memory store */
 extern void jp_sampler_init(void);
 extern void jp_store_init(void);
+extern int64 jp_execution_queryid(EState *estate);
 
 /* provider.c */
 extern bool jitprof_provider_active;
@@ -116,12 +154,14 @@ extern void jp_naming_record_expr(ExprState *state, JitContext *context,
 								  const char *const *llvm_names,
 								  const bool *is_deform, int nfunctions);
 extern bool jp_naming_take(const char *llvm_name, JitprofOrigin *origin);
+extern bool jp_naming_peek(const char *llvm_name, char *symbol, size_t len);
 extern void jp_naming_forget_context(JitContext *context);
 extern const char *jp_plan_node_name(Plan *plan);
+extern void jp_naming_note_load(void);
 
 /*
- * registry.c.  The linker reports through the first four, which
- * jitprof_llvm.so reaches through JitprofCoreTable; they never throw.
+ * registry.c.  The linker and the code arena report through the first six,
+ * which jitprof_llvm.so reaches through JitprofCoreTable; they never throw.
  */
 extern void jp_registry_object_linked(uint64_t key,
 									  const JitprofLinkedFunction *functions,
@@ -129,6 +169,9 @@ extern void jp_registry_object_linked(uint64_t key,
 extern void jp_registry_object_freed(uint64_t key);
 extern void jp_registry_link_failed(void);
 extern void jp_registry_link_error(const char *message);
+extern bool jp_registry_stable_name(const char *llvm_name, char *buf,
+									size_t len);
+extern void jp_registry_linker_fallback(const char *reason);
 extern void jp_registry_register_sink(const JitprofSink *sink);
 extern int	jp_registry_recent_count(void);
 extern const JitprofFunction *jp_registry_recent_function(int i, bool *live);
@@ -143,6 +186,7 @@ typedef struct JitprofCounters
 	uint64		code_bytes_live;
 	uint64		link_failures;
 	uint64		objects_dropped;	/* not recorded: out of memory */
+	uint64		rtdyld_fallbacks;	/* objects linked by RuntimeDyld instead */
 } JitprofCounters;
 
 extern JitprofCounters jp_counters;

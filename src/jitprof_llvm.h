@@ -31,6 +31,7 @@
 #ifndef JITPROF_LLVM_H
 #define JITPROF_LLVM_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 /* bump when either table changes: the two libraries are built together */
@@ -67,6 +68,10 @@ typedef struct JitprofArenaStats
 	uint64_t	allocations_live;
 	uint64_t	allocations_total;
 	uint64_t	arenas_created;
+	uint64_t	arenas_smaller; /* reserved smaller than the usual step */
+	uint64_t	reserve_failures;	/* reservations the kernel refused */
+	uint64_t	objects_reused; /* got the addresses of an earlier copy */
+	uint64_t	shapes_cached;	/* freed ranges kept for reuse */
 } JitprofArenaStats;
 
 /* what the gdb sink did (sink_gdb.c) */
@@ -97,11 +102,14 @@ typedef struct JitprofCoreTable
 	void		(*link_failed) (void);
 	void		(*link_error) (const char *message);
 	void		(*register_sink) (const struct JitprofSink *sink);
+	bool		(*stable_name) (const char *llvm_name, char *buf, size_t len);
+	void		(*linker_fallback) (const char *reason);
 
 	/* GUCs (jitprof.c) */
 	const int  *linker;			/* jitprof.linker, a JitprofLinkerKind */
 	const bool *debug_fail_link;	/* jitprof.debug_fail_link */
 	const bool *gdb;			/* jitprof.gdb */
+	const int  *code_arena_max_size;	/* jitprof.code_arena_max_size, kB */
 } JitprofCoreTable;
 
 /*

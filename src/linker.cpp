@@ -13,11 +13,14 @@
 // stored in the Original* pointers.  Nothing here is exported, and no other
 // library's calls change.
 //
-// With jitprof.linker = jitlink the layer is an ORC ObjectLinkingLayer using
-// jitprof's code arena and jitprof's plugin.  The plugin keeps every named
-// function alive through pruning, collects final addresses and sizes after
-// fixups, and hands each object to the registry once it is emitted; it tells
-// the registry again when the object's resources are removed.
+// With jitprof.linker = jitlink the layer is jitprof's own, which hands each
+// object to an ORC ObjectLinkingLayer using jitprof's code arena and plugin,
+// or to RuntimeDyld when JITLink cannot take it (JitprofObjectLayer below).
+// The plugin keeps every named function alive through pruning, collects
+// final addresses and sizes after fixups, and hands each object to the
+// registry once it is emitted; it tells the registry again when the object's
+// resources are removed.  LLVM's EH-frame plugin registers the code's
+// .eh_frame with the unwinder.
 //
 // With jitprof.linker = rtdyld the original RuntimeDyld layer is returned,
 // with a JITEventListener that feeds the registry the same records.
@@ -40,6 +43,7 @@ extern "C"
 #include "llvm/ExecutionEngine/JITEventListener.h"
 #include "llvm/ExecutionEngine/JITLink/JITLink.h"
 #include "llvm/ExecutionEngine/Orc/Core.h"
+#include "llvm/ExecutionEngine/JITLink/EHFrameSupport.h"
 #include "llvm/ExecutionEngine/Orc/ObjectLinkingLayer.h"
 #include "llvm/ExecutionEngine/RuntimeDyld.h"
 #include "llvm/Object/ObjectFile.h"
@@ -119,14 +123,6 @@ public:
           Sym->setLive(true);
       return Error::success();
     });
-
-    if (*jp_core->debug_fail_link)
-      Config.PostPrunePasses.push_back([](jitlink::LinkGraph &G) -> Error {
-        return make_error<StringError>(
-            "link failure injected by jitprof.debug_fail_link in graph " +
-                G.getName(),
-            inconvertibleErrorCode());
-      });
 
     Config.PostFixupPasses.push_back(
         [this, &MR](jitlink::LinkGraph &G) -> Error {
@@ -227,34 +223,162 @@ public:
   }
 };
 
-// The object layer for one of llvmjit's LLJIT instances.
-LLVMOrcObjectLayerRef createLayer(LLVMOrcExecutionSessionRef ES) {
-  CreateRTDyldLayerFn Create = originalCreateLayer();
-
-  if (*jp_core->linker == JP_LINKER_RTDYLD) {
-    RegisterListenerFn Register = originalRegisterListener();
-    if (Create && Register) {
-      static RTDyldRegistryListener Listener;
-      LLVMOrcObjectLayerRef Layer = Create(ES);
-      Register(Layer, wrap(static_cast<JITEventListener *>(&Listener)));
-      LinkerInUse = JP_LINKER_RTDYLD;
-      return Layer;
-    }
-    // Without the originals, JITLink is the only linker there is.
+// The object layer jitprof gives llvmjit: JITLink for every object it can
+// take, RuntimeDyld for the others, so that a query never fails where stock
+// PostgreSQL would have succeeded.  An object goes to RuntimeDyld when
+// JITLink cannot build its link graph (LLVM 14's ELF/aarch64 JITLink knows
+// only some of the relocations llvmjit's code uses), when the code arena
+// cannot get address space for it, or when jitprof.debug_fail_link says so.
+// Both inner layers belong to the same ExecutionSession and register with it
+// as resource managers, so freeing a query's code reaches whichever layer
+// linked it; both report to the registry.
+//
+// The graph built for the check is the one JITLink links.  Its blocks point
+// into the object's buffer until the arena copies them to their final
+// place, so the buffer is kept (ObjectBuffers) until JITLink reports the
+// object emitted or failed.
+class ObjectBuffers : public ObjectLinkingLayer::Plugin {
+public:
+  void keep(MaterializationResponsibility *MR, std::unique_ptr<MemoryBuffer> O) {
+    std::lock_guard<std::mutex> Lock(M);
+    Kept[MR] = std::move(O);
   }
 
-  auto *Layer = new ObjectLinkingLayer(unwrapSession(ES), jitprof::codeArena());
-  Layer->addPlugin(std::make_unique<JitprofPlugin>());
-  LinkerInUse = JP_LINKER_JITLINK;
-  return wrapLayer(Layer);
+  void modifyPassConfig(MaterializationResponsibility &MR,
+                        jitlink::LinkGraph &G,
+                        jitlink::PassConfiguration &Config) override {}
+
+  Error notifyEmitted(MaterializationResponsibility &MR) override {
+    drop(&MR);
+    return Error::success();
+  }
+
+  Error notifyFailed(MaterializationResponsibility &MR) override {
+    drop(&MR);
+    return Error::success();
+  }
+
+  Error notifyRemovingResources(ResourceKey K) override {
+    return Error::success();
+  }
+
+  void notifyTransferringResources(ResourceKey DstKey,
+                                   ResourceKey SrcKey) override {}
+
+private:
+  void drop(MaterializationResponsibility *MR) {
+    std::lock_guard<std::mutex> Lock(M);
+    Kept.erase(MR);
+  }
+
+  std::mutex M;
+  DenseMap<MaterializationResponsibility *, std::unique_ptr<MemoryBuffer>>
+      Kept;
+};
+
+class JitprofObjectLayer : public RTTIExtends<JitprofObjectLayer, ObjectLayer> {
+public:
+  static char ID;
+
+  JitprofObjectLayer(ExecutionSession &ES,
+                     std::unique_ptr<ObjectLinkingLayer> JITLinkLayer,
+                     ObjectBuffers &Buffers,
+                     std::unique_ptr<ObjectLayer> RTDyldLayer)
+      : RTTIExtends(ES), JITLinkLayer(std::move(JITLinkLayer)),
+        Buffers(Buffers), RTDyldLayer(std::move(RTDyldLayer)) {}
+
+  void emit(std::unique_ptr<MaterializationResponsibility> R,
+            std::unique_ptr<MemoryBuffer> O) override {
+    if (!RTDyldLayer)
+      return JITLinkLayer->emit(std::move(R), std::move(O));
+
+    std::string Why;
+    auto G = graphFor(*O, Why);
+    if (!G) {
+      jp_core->linker_fallback(Why.c_str());
+      RTDyldLayer->emit(std::move(R), std::move(O));
+      return;
+    }
+    Buffers.keep(R.get(), std::move(O));
+    JITLinkLayer->emit(std::move(R), std::move(G));
+  }
+
+private:
+  // The object's link graph if JITLink can take it; else null, and Why.
+  std::unique_ptr<jitlink::LinkGraph> graphFor(MemoryBuffer &O,
+                                               std::string &Why) {
+    if (*jp_core->debug_fail_link) {
+      Why = "link failure injected by jitprof.debug_fail_link in object " +
+            O.getBufferIdentifier().str();
+      jp_core->link_failed();
+      return nullptr;
+    }
+    auto G = jitlink::createLinkGraphFromObject(O.getMemBufferRef());
+    if (!G) {
+      Why = "JITLink cannot link object " + O.getBufferIdentifier().str() +
+            ": " + toString(G.takeError());
+      jp_core->link_failed();
+      return nullptr;
+    }
+    if (!jitprof::codeArenaHasRoomFor(**G, Why))
+      return nullptr;
+    return std::move(*G);
+  }
+
+  std::unique_ptr<ObjectLinkingLayer> JITLinkLayer;
+  ObjectBuffers &Buffers;
+  std::unique_ptr<ObjectLayer> RTDyldLayer;
+};
+
+char JitprofObjectLayer::ID = 0;
+
+// RuntimeDyld's layer as libLLVM makes it, reporting to the registry; null
+// when the original functions cannot be found.
+ObjectLayer *createRTDyldLayer(LLVMOrcExecutionSessionRef ES) {
+  static RTDyldRegistryListener Listener;
+  CreateRTDyldLayerFn Create = originalCreateLayer();
+  RegisterListenerFn Register = originalRegisterListener();
+
+  if (!Create || !Register)
+    return nullptr;
+  LLVMOrcObjectLayerRef Layer = Create(ES);
+  Register(Layer, wrap(static_cast<JITEventListener *>(&Listener)));
+  return reinterpret_cast<ObjectLayer *>(Layer);
 }
+
+// The layer for one of llvmjit's LLJIT instances, as jitprof.linker says.
+ObjectLayer *createJitprofLayer(LLVMOrcExecutionSessionRef ES) {
+  ObjectLayer *RTDyld = createRTDyldLayer(ES);
+
+  if (*jp_core->linker == JP_LINKER_RTDYLD && RTDyld) {
+    LinkerInUse = JP_LINKER_RTDYLD;
+    return RTDyld;
+  }
+  // Without the originals, JITLink is the only linker there is.
+
+  ExecutionSession &Session = unwrapSession(ES);
+  auto JITLink =
+      std::make_unique<ObjectLinkingLayer>(Session, jitprof::codeArena());
+  auto Buffers = std::make_unique<ObjectBuffers>();
+  ObjectBuffers &BuffersRef = *Buffers;
+  JITLink->addPlugin(std::move(Buffers));
+  JITLink->addPlugin(std::make_unique<JitprofPlugin>());
+  // .eh_frame goes to libgcc's unwinder, as RuntimeDyld does it, so that
+  // backtraces (backtrace_functions, a debugger) get through JIT frames.
+  JITLink->addPlugin(std::make_unique<EHFrameRegistrationPlugin>(
+      Session, std::make_unique<jitlink::InProcessEHFrameRegistrar>()));
+  LinkerInUse = JP_LINKER_JITLINK;
+  return new JitprofObjectLayer(Session, std::move(JITLink), BuffersRef,
+                                std::unique_ptr<ObjectLayer>(RTDyld));
+}
+
 
 // Replaces LLVMOrcCreateRTDyldObjectLinkingLayerWithSectionMemoryManager for
 // llvmjit.so (see the file header).  Called twice per backend, once per
 // LLJIT instance.
 LLVMOrcObjectLayerRef
 replacementCreateLayer(LLVMOrcExecutionSessionRef ES) {
-  return createLayer(ES);
+  return wrapLayer(createJitprofLayer(ES));
 }
 
 // llvmjit attaches LLVM's GDB and perf listeners here when

@@ -4,10 +4,12 @@
  *	  Declarations shared by the files of jitprof_llvm.so.
  *
  * linker.cpp replaces the object layer that llvmjit creates, links with
- * JITLink (or RuntimeDyld, on request) and reports each linked and freed
- * object to jitprof.so's registry through jp_core (see jitprof_llvm.h).
- * Those calls happen inside LLVM's call stack: the registry never throws an
- * ERROR, and allocates with malloc.
+ * JITLink (falling back to RuntimeDyld for an object JITLink cannot take, or
+ * RuntimeDyld throughout, on request) and reports each linked and freed
+ * object to jitprof.so's registry through jp_core (see jitprof_llvm.h); so
+ * does code_arena.cpp for names and settings.  Those calls happen inside
+ * LLVM's call stack: the registry never throws an ERROR, and allocates with
+ * malloc.
  *
  * Only jitprof_llvm.so's files include this header; C++ files include it
  * inside extern "C" { }.

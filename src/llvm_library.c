@@ -35,9 +35,12 @@ static const JitprofCoreTable core_table = {
 	.link_failed = jp_registry_link_failed,
 	.link_error = jp_registry_link_error,
 	.register_sink = jp_registry_register_sink,
+	.stable_name = jp_registry_stable_name,
+	.linker_fallback = jp_registry_linker_fallback,
 	.linker = &jitprof_linker,
 	.debug_fail_link = &jitprof_debug_fail_link,
 	.gdb = &jitprof_gdb,
+	.code_arena_max_size = &jitprof_code_arena_max_size,
 };
 
 /*

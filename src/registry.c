@@ -190,6 +190,36 @@ jp_registry_object_freed(uint64_t key)
 	}
 }
 
+/*
+ * The name the registry will give the function llvmjit calls "llvm_name",
+ * if naming.c knows it; for the code arena, before the link.
+ */
+bool
+jp_registry_stable_name(const char *llvm_name, char *buf, size_t len)
+{
+	return jp_naming_peek(llvm_name, buf, len);
+}
+
+/*
+ * An object goes to RuntimeDyld instead of JITLink.  Counted every time,
+ * said once per backend: the query itself is not affected.
+ */
+void
+jp_registry_linker_fallback(const char *reason)
+{
+	static bool warned = false;
+
+	jp_counters.rtdyld_fallbacks++;
+	if (warned)
+		return;
+	warned = true;
+	ereport(WARNING,
+			(errmsg("JIT code could not be linked with JITLink, RuntimeDyld links it instead"),
+			 errdetail_internal("%s", reason),
+			 errhint("Set jitprof.linker to \"rtdyld\" to link all JIT code with RuntimeDyld; "
+					 "jitprof_status counts such objects as rtdyld_fallbacks.")));
+}
+
 void
 jp_registry_link_failed(void)
 {

@@ -26,6 +26,16 @@
  * jit_profiling_support is on: llvmjit's own perf listener cannot see code
  * linked by JITLink (linker.cpp drops it), so jitprof takes over its job.
  *
+ * The code arena gives the same query's functions the same addresses every
+ * time it runs (code_arena.cpp).  A JIT_CODE_LOAD record is written only for
+ * a function whose address, size, name or code bytes differ from the last
+ * record at that address: llvmjit's code embeds pointers to the query's
+ * executor state, so the bytes may differ even when the name does not.
+ * perf inject handles a second load at an address as new code from that
+ * timestamp on, which is what it is.  The file is capped at
+ * jitprof.jitdump_max_size: past it the sink stops appending, with one
+ * WARNING, and counts the records it dropped.
+ *
  * As with every sink, the file is opened lazily by the backend that first
  * links code (never by the postmaster), and the callbacks run inside LLVM's
  * call stack: no ERROR, no palloc.  Problems are a WARNING that names what
@@ -44,6 +54,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "common/hashfn.h"
 #include "jit/jit.h"
 #include "miscadmin.h"
 #include "storage/ipc.h"
@@ -92,6 +103,12 @@ typedef struct JitdumpCodeLoad
 /* GUC variables */
 bool		jitprof_perf_jitdump = false;
 char	   *jitprof_jitdump_dir = NULL;
+int			jitprof_jitdump_max_size = 65536;	/* kB */
+
+JitprofFileCounters jp_jitdump_counters;
+
+static JitprofRangeSet dump_written;	/* latest record at each address */
+static bool dump_cap_warned = false;
 
 static int	dump_fd = -1;
 static pid_t dump_pid = 0;		/* process that opened dump_fd */
@@ -382,6 +399,10 @@ dump_open(void)
 	}
 
 	dump_code_index = 0;
+	jp_range_reset(&dump_written);
+	memset(&jp_jitdump_counters, 0, sizeof(jp_jitdump_counters));
+	jp_jitdump_counters.bytes = sizeof(header);
+	dump_cap_warned = false;
 	on_proc_exit(dump_at_exit, (Datum) 0);
 	return true;
 }
@@ -418,9 +439,48 @@ jitdump_object_linked(const JitprofObject *object)
 		const JitprofFunction *fn = &object->functions[i];
 		JitdumpCodeLoad *rec = &records[nrec];
 		size_t		namelen = strlen(fn->origin.symbol) + 1;
+		uint64		name_hash;
+		uint64		code_hash;
+		JitprofRange *written;
 
 		if (fn->size == 0 || fn->address == 0)
 			continue;
+
+		/* the same code under the same name at the same place: known */
+		name_hash = hash_bytes_extended((const unsigned char *) fn->origin.symbol,
+										namelen, 0);
+		code_hash = hash_bytes_extended((const unsigned char *) (uintptr_t) fn->address,
+										fn->size, 0);
+		written = jp_range_exact(&dump_written, fn->address,
+								 fn->address + fn->size);
+		if (written != NULL && written->name_hash == name_hash &&
+			written->code_hash == code_hash)
+			continue;
+
+		if (jp_jitdump_counters.bytes + sizeof(*rec) + namelen + fn->size >
+			(uint64) jitprof_jitdump_max_size * 1024)
+		{
+			jp_jitdump_counters.dropped++;
+			if (!dump_cap_warned)
+			{
+				dump_cap_warned = true;
+				ereport(WARNING,
+						(errmsg("jitdump file \"%s\" reached jitprof.jitdump_max_size (%d kB)",
+								dump_path, jitprof_jitdump_max_size),
+						 errdetail("No more functions of this backend are added to it."),
+						 errhint("Raise jitprof.jitdump_max_size to record more JIT code for perf.")));
+			}
+			continue;
+		}
+		if (!jp_range_add(&dump_written, fn->address, fn->address + fn->size,
+						  name_hash, code_hash))
+		{
+			errno = ENOMEM;
+			dump_failed_io();
+			return;
+		}
+		jp_jitdump_counters.bytes += sizeof(*rec) + namelen + fn->size;
+		jp_jitdump_counters.records++;
 
 		rec->header.id = JIT_CODE_LOAD;
 		rec->header.total_size = sizeof(*rec) + namelen + fn->size;
@@ -489,6 +549,17 @@ jp_jitdump_init(void)
 							   PGC_SUSET,
 							   0,
 							   NULL, NULL, NULL);
+
+	DefineCustomIntVariable("jitprof.jitdump_max_size",
+							"Sets the size at which a backend stops adding to its jitdump file.",
+							"Each record carries a function's code; the same code at the same address is written once.",
+							&jitprof_jitdump_max_size,
+							65536,
+							64,
+							INT_MAX,
+							PGC_SUSET,
+							GUC_UNIT_KB,
+							NULL, NULL, NULL);
 
 	jp_registry_register_sink(&jitdump_sink);
 }

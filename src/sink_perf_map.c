@@ -20,10 +20,17 @@
  * first, with a WARNING.
  *
  * perf map files cannot retract a line, so nothing happens when code is
- * freed.  That is correct because jitprof's code arena (code_arena.cpp)
- * never hands out an address twice within a backend: every line stays the
- * only claim on its address range.  (Under jitprof.linker = rtdyld,
- * RuntimeDyld reuses addresses and old lines can shadow new ones.)
+ * freed, and a line is written only once: the sink keeps the ranges it has
+ * written (range_set.c) and skips a function whose address, size and name
+ * are already in the file.  jitprof's code arena (code_arena.cpp) gives an
+ * address again only to a function of the same name, size and offset, so
+ * the same query run again adds nothing; the file grows with distinct
+ * functions, not executions.  A line that would overlap a line of another
+ * name is not written (counted as a conflict): that can only happen with
+ * code RuntimeDyld linked, which reuses addresses freely.
+ *
+ * The file is capped at jitprof.perf_map_max_size: past it the sink stops
+ * appending, with one WARNING, and counts the lines it dropped.
  *
  * The file is removed at backend exit unless jitprof.perf_map_keep is on.
  *
@@ -38,6 +45,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "common/hashfn.h"
 #include "miscadmin.h"
 #include "storage/ipc.h"
 #include "utils/guc.h"
@@ -47,6 +55,12 @@
 /* GUC variables */
 bool		jitprof_perf_map = true;
 bool		jitprof_perf_map_keep = false;
+int			jitprof_perf_map_max_size = 4096;	/* kB */
+
+JitprofFileCounters jp_perf_map_counters;
+
+static JitprofRangeSet map_written; /* lines in the file */
+static bool map_cap_warned = false;
 
 static int	map_fd = -1;
 static pid_t map_pid = 0;		/* process that opened map_fd */
@@ -220,6 +234,9 @@ map_open(void)
 
 	map_stat = st;
 	map_opened = true;
+	jp_range_reset(&map_written);
+	memset(&jp_perf_map_counters, 0, sizeof(jp_perf_map_counters));
+	map_cap_warned = false;
 	on_proc_exit(map_at_exit, (Datum) 0);
 	return true;
 }
@@ -247,8 +264,26 @@ perf_map_object_linked(const JitprofObject *object)
 		const JitprofFunction *fn = &object->functions[i];
 		int			n;
 
+		const char *name = fn->origin.symbol;
+		uint64		end = fn->address + fn->size;
+		uint64		name_hash;
+		JitprofRange *written;
+
 		if (fn->size == 0)
 			continue;
+
+		/* already in the file, or would contradict a line in it? */
+		name_hash = hash_bytes_extended((const unsigned char *) name,
+										strlen(name), 0);
+		written = jp_range_exact(&map_written, fn->address, end);
+		if (written != NULL && written->name_hash == name_hash)
+			continue;
+		if (written != NULL || jp_range_overlaps(&map_written, fn->address, end))
+		{
+			jp_perf_map_counters.conflicts++;
+			continue;
+		}
+
 		/* a line is at most 2 * 16 + 3 + JP_SYMBOL_LEN bytes */
 		if (len + 40 + JP_SYMBOL_LEN > sizeof(buf))
 		{
@@ -261,15 +296,40 @@ perf_map_object_linked(const JitprofObject *object)
 		}
 		n = snprintf(buf + len, sizeof(buf) - len,
 					 "%" INT64_MODIFIER "x %" INT64_MODIFIER "x %s\n",
-					 fn->address, fn->size, fn->origin.symbol);
-		if (n > 0)
-			len += Min((size_t) n, sizeof(buf) - len - 1);
+					 fn->address, fn->size, name);
+		if (n <= 0)
+			continue;
+		n = Min((size_t) n, sizeof(buf) - len - 1);
+		if (jp_perf_map_counters.bytes + n >
+			(uint64) jitprof_perf_map_max_size * 1024)
+		{
+			jp_perf_map_counters.dropped++;
+			if (!map_cap_warned)
+			{
+				map_cap_warned = true;
+				ereport(WARNING,
+						(errmsg("perf map \"%s\" reached jitprof.perf_map_max_size (%d kB)",
+								map_path, jitprof_perf_map_max_size),
+						 errdetail("No more functions of this backend are added to it."),
+						 errhint("Raise jitprof.perf_map_max_size to name more JIT functions in perf.")));
+			}
+			continue;
+		}
+		if (!jp_range_add(&map_written, fn->address, end, name_hash, 0))
+		{
+			errno = ENOMEM;
+			map_failed_io();
+			return;
+		}
+		len += n;
+		jp_perf_map_counters.bytes += n;
+		jp_perf_map_counters.records++;
 	}
 	if (len > 0 && !jp_write_all(map_fd, buf, len))
 		map_failed_io();
 }
 
-/* nothing to do: addresses are not reused, see the file header */
+/* nothing to do: a line stays valid, see the file header */
 static void
 perf_map_object_freed(const JitprofObject *object)
 {
@@ -301,6 +361,17 @@ jp_perf_map_init(void)
 							 PGC_SUSET,
 							 0,
 							 NULL, NULL, NULL);
+
+	DefineCustomIntVariable("jitprof.perf_map_max_size",
+							"Sets the size at which a backend stops adding to its perf map.",
+							"Each distinct JIT function takes one line of about 100 bytes.",
+							&jitprof_perf_map_max_size,
+							4096,
+							64,
+							INT_MAX,
+							PGC_SUSET,
+							GUC_UNIT_KB,
+							NULL, NULL, NULL);
 
 	jp_registry_register_sink(&perf_map_sink);
 }

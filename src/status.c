@@ -101,9 +101,28 @@ jitprof_status_1_0(PG_FUNCTION_ARGS)
 	put_status_u64(rsinfo, "code_bytes_live", jp_counters.code_bytes_live);
 	put_status_u64(rsinfo, "link_failures", jp_counters.link_failures);
 	put_status_u64(rsinfo, "objects_dropped", jp_counters.objects_dropped);
+	put_status_u64(rsinfo, "rtdyld_fallbacks", jp_counters.rtdyld_fallbacks);
 	put_status_u64(rsinfo, "code_pages_bytes", arena.committed_bytes);
 	put_status_u64(rsinfo, "address_space_reserved_bytes",
 				   arena.reserved_bytes);
+	put_status_u64(rsinfo, "arenas_created", arena.arenas_created);
+	put_status_u64(rsinfo, "arenas_smaller", arena.arenas_smaller);
+	put_status_u64(rsinfo, "arena_reserve_failures", arena.reserve_failures);
+	put_status_u64(rsinfo, "arena_allocations_live", arena.allocations_live);
+	put_status_u64(rsinfo, "arena_allocations_total",
+				   arena.allocations_total);
+	put_status_u64(rsinfo, "arena_objects_reused", arena.objects_reused);
+	put_status_u64(rsinfo, "arena_ranges_cached", arena.shapes_cached);
+	put_status_u64(rsinfo, "perf_map_bytes", jp_perf_map_counters.bytes);
+	put_status_u64(rsinfo, "perf_map_lines", jp_perf_map_counters.records);
+	put_status_u64(rsinfo, "perf_map_lines_dropped",
+				   jp_perf_map_counters.dropped);
+	put_status_u64(rsinfo, "perf_map_conflicts",
+				   jp_perf_map_counters.conflicts);
+	put_status_u64(rsinfo, "jitdump_bytes", jp_jitdump_counters.bytes);
+	put_status_u64(rsinfo, "jitdump_records", jp_jitdump_counters.records);
+	put_status_u64(rsinfo, "jitdump_records_dropped",
+				   jp_jitdump_counters.dropped);
 	put_status_u64(rsinfo, "gdb_objects_registered",
 				   gdb.objects_registered);
 	put_status_u64(rsinfo, "gdb_objects_live", gdb.objects_live);

@@ -5,13 +5,15 @@
  *
  * A fixed-size shared hash table holds one entry per (user, database, query
  * ID, plan node, JIT function) and one summary entry per query.  Backends
- * add to it once per query execution (jp_store_flush, called by sampler.c);
+ * add to it once per JIT execution (jp_store_flush, sampler_profile.c);
  * the SQL functions in hotspots.c read it.
  *
  * Locking: one LWLock protects the hash table, the health counters and
  * stats_reset.  Flushing and resetting take it exclusively, readers take it
- * shared.  Flushes happen once per top-level query, so a single lock is
- * cheap enough; the sampler's signal handler never comes here.
+ * shared, only long enough to copy the entries out (jp_store_copy).
+ * Flushes happen once per JIT execution (and every jitprof.flush_interval
+ * of a long one), so a single lock is cheap enough; the sampler's signal
+ * handler never comes here.
  *
  * Capacity is jitprof.max_hotspots entries.  When a new entry does not fit,
  * the 5% of entries with the fewest samples (inclusive samples for a
@@ -56,7 +58,7 @@
 
 #define STORE_FILE		PGSTAT_STAT_PERMANENT_DIRECTORY "/jitprof.stat"
 #define STORE_MAGIC		0x4A505354	/* "JPST" */
-#define STORE_VERSION	1
+#define STORE_VERSION	2
 
 /* the share of entries evicted when the table is full */
 #define EVICT_FRACTION	0.05
@@ -658,9 +660,13 @@ find_or_add(const JpStoreKey *key, TimestampTz now, bool add)
 }
 
 /*
- * Add one query execution's samples (or a parallel worker's share of them)
- * to the store.  "deltas" are the JIT functions that were compiled or
- * sampled since the last flush; each names its own query.
+ * Add what one backend counted for one execution of query "queryid" since
+ * its last flush (or a parallel worker's share of it) to the store.
+ * "deltas" are the JIT functions that were compiled or sampled meanwhile:
+ * the execution's own and those of statements nested in it, all stored
+ * under "queryid" so that a query's functions add up within its samples.
+ * "count_execution" counts one execution, creating the query's row if need
+ * be, so that executions agree with pg_stat_statements' calls.
  */
 void
 jp_store_flush(Oid userid, Oid dbid, int64 queryid, bool count_execution,
@@ -680,30 +686,31 @@ jp_store_flush(Oid userid, Oid dbid, int64 queryid, bool count_execution,
 	store->health.samples_jit_self += health->samples_jit_self;
 	store->health.samples_jit_total += health->samples_jit_total;
 	store->health.samples_dropped += health->samples_dropped;
+	store->health.samples_other_execution += health->samples_other_execution;
+	store->health.samples_in_flush += health->samples_in_flush;
 	store->health.functions_untracked += health->functions_untracked;
+	store->health.executions_untracked += health->executions_untracked;
+	store->health.forward_fallbacks += health->forward_fallbacks;
 	store->health.flushes++;
 
 	/*
-	 * The query's summary row (queryid 0 means no query ID was computed).  A
-	 * query that neither compiled nor ran JIT code and was too short to be
-	 * sampled gets no new row: it would only crowd out the others.
+	 * The query's summary row (queryid 0 means no query ID was computed).
+	 * Only a flush with something to say creates it.
 	 */
-	if (queryid != 0)
+	memset(&key, 0, sizeof(key));
+	key.userid = userid;
+	key.dbid = dbid;
+	key.queryid = queryid;
+	key.plan_node_id = -1;
+	key.discriminator = 0;
+	entry = find_or_add(&key, now, count_execution || ndeltas > 0 ||
+						query_samples > 0);
+	if (entry != NULL)
 	{
-		memset(&key, 0, sizeof(key));
-		key.userid = userid;
-		key.dbid = dbid;
-		key.queryid = queryid;
-		key.plan_node_id = -1;
-		key.discriminator = 0;
-		entry = find_or_add(&key, now, ndeltas > 0 || query_samples > 0);
-		if (entry != NULL)
-		{
-			if (count_execution)
-				entry->executions++;
-			entry->query_samples += query_samples;
-			entry->last_seen = now;
-		}
+		if (count_execution)
+			entry->executions++;
+		entry->query_samples += query_samples;
+		entry->last_seen = now;
 	}
 
 	for (int i = 0; i < ndeltas; i++)
@@ -713,7 +720,7 @@ jp_store_flush(Oid userid, Oid dbid, int64 queryid, bool count_execution,
 		memset(&key, 0, sizeof(key));
 		key.userid = userid;
 		key.dbid = dbid;
-		key.queryid = d->origin->queryid;
+		key.queryid = queryid;
 		key.plan_node_id = d->origin->plan_node_id;
 		key.discriminator = jp_store_discriminator(d->origin->symbol);
 		entry = find_or_add(&key, now, true);
@@ -747,6 +754,52 @@ void
 jp_store_unlock(void)
 {
 	LWLockRelease(store->lock);
+}
+
+/*
+ * Copy every entry into backend-local memory (CurrentMemoryContext), so that
+ * the SQL functions build their result sets after releasing the lock.  The
+ * lock is held, shared, only for a memcpy per entry: a reader of a full
+ * store delays a flushing backend by that copy (well under a millisecond at
+ * 5,000 entries), never by the time a tuplestore takes to fill.  The array
+ * is allocated and zeroed before the lock is taken, so no page fault or
+ * malloc happens under it; if the store grew in between, it is allocated
+ * again.  Returns the array and sets *nentries to its length.
+ */
+JpStoreEntry *
+jp_store_copy(int64 *nentries)
+{
+	JpStoreEntry *copy = NULL;
+	long		capacity = 0;
+
+	for (;;)
+	{
+		HASH_SEQ_STATUS status;
+		JpStoreEntry *entry;
+		long		n = 0;
+		long		want;
+
+		LWLockAcquire(store->lock, LW_SHARED);
+		want = hash_get_num_entries(store_hash);
+		if (copy != NULL && want <= capacity)
+		{
+			hash_seq_init(&status, store_hash);
+			while ((entry = hash_seq_search(&status)) != NULL)
+				memcpy(&copy[n++], entry, sizeof(JpStoreEntry));
+			LWLockRelease(store->lock);
+			*nentries = n;
+			return copy;
+		}
+		LWLockRelease(store->lock);
+
+		/* room for some growth, but never more than the store can hold */
+		if (copy != NULL)
+			pfree(copy);
+		capacity = Max(want, Min(want + want / 8 + 16,
+								 (long) jitprof_max_hotspots));
+		copy = palloc_extended(Max(capacity, 1) * sizeof(JpStoreEntry),
+							   MCXT_ALLOC_HUGE | MCXT_ALLOC_ZERO);
+	}
 }
 
 /* iterate over all entries; caller holds the lock */

@@ -1,12 +1,13 @@
 /*-------------------------------------------------------------------------
  *
  * store.h
- *	  The hotspot store's interface, shared by the sampler (sampler.c), the
+ *	  The hotspot store's interface, shared by the sampler (sampler_*.c), the
  *	  shared-memory store (store.c) and the SQL functions (hotspots.c).
  *
  * The sampler aggregates samples per JIT function in backend-local memory
- * and hands them to the store in one batch per query execution
- * (jp_store_flush).  The SQL functions read the store under its lock.
+ * and hands them to the store in batches, each for one execution of one
+ * query (jp_store_flush).  The SQL functions read a copy of the store taken
+ * under its lock (jp_store_copy).
  *
  *-------------------------------------------------------------------------
  */
@@ -65,8 +66,13 @@ typedef struct JpSamplerHealth
 	int64		samples_taken;	/* signals handled while a query ran */
 	int64		samples_jit_self;	/* PC inside JIT code */
 	int64		samples_jit_total;	/* JIT code on the stack */
-	int64		samples_dropped;	/* signal arrived with no query to charge */
+	int64		samples_dropped;	/* no JIT execution was running */
+	int64		samples_other_execution;	/* in JIT code of another
+											 * execution */
+	int64		samples_in_flush;	/* charged to the query, not to a function */
 	int64		functions_untracked;	/* no free slot for a linked function */
+	int64		executions_untracked;	/* too many open executions */
+	int64		forward_fallbacks;	/* flush trampoline ran a node itself */
 	int64		flushes;
 } JpSamplerHealth;
 
@@ -82,12 +88,13 @@ extern void jp_store_flush(Oid userid, Oid dbid, int64 queryid,
 extern void jp_store_lock_shared(void);
 extern void jp_store_unlock(void);
 extern void jp_store_begin_scan(HASH_SEQ_STATUS *status);
+extern JpStoreEntry *jp_store_copy(int64 *nentries);
 extern void jp_store_health(JpSamplerHealth *health, int64 *evictions,
 							int64 *entries, TimestampTz *stats_reset);
 extern void jp_store_reset(void);
 extern uint32 jp_store_discriminator(const char *symbol);
 
-/* sampler.c */
+/* sampler_hooks.c */
 extern int	jitprof_sample_rate;
 
 #endif							/* JITPROF_STORE_H */

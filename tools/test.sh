@@ -36,6 +36,7 @@ failed=0
 # extension would run it, with the pg_config of the tree under test.
 pgxs_installcheck() {
 	(cd "$work" && as_pg_user env PATH="$PG_BINDIR:$PATH" \
+		JITPROF_BUILD_PG_CONFIG="$(command -v pg_config)" \
 		make -s installcheck PG_CONFIG="$PG_BINDIR/pg_config" "$@")
 }
 
@@ -69,7 +70,7 @@ if [ "$what" = all ] || [ "$what" = tap ]; then
 		files=(test/t/*.pl)
 	fi
 	echo "== TAP (make installcheck): ${files[*]}"
-	# 042_jitdump_noexec_dir.pl needs a file system mounted noexec, which
+	# 061_jitdump_noexec_dir.pl needs a file system mounted noexec, which
 	# only root can mount: a small tmpfs, private to the cluster's OS user.
 	if [ "$(id -u)" = 0 ]; then
 		noexec_dir="$work/noexec"

@@ -47,39 +47,6 @@ sub status_value
 		"${sql}SELECT value FROM jitprof_status WHERE name = '$name'");
 }
 
-# Build a small shared library from C source for a test, with the
-# server's compiler and flags; returns its path (in a temporary directory the
-# server can read).  Extra arguments go to the compiler (libraries, -I).
-# The private installation trees of tools/test.sh (JITPROF_PGTREE) hold no
-# headers, so the system pg_config is asked for them when needed.
-sub build_test_module
-{
-	my ($name, $source, @extra) = @_;
-	my $dir = PostgreSQL::Test::Utils::tempdir;
-	my $include;
-	for my $pg_config ('pg_config', '/usr/bin/pg_config')
-	{
-		my $dir = `$pg_config --includedir-server 2>/dev/null`;
-		chomp $dir;
-		if ($dir ne '' && -f "$dir/postgres.h")
-		{
-			$include = $dir;
-			last;
-		}
-	}
-	die "no PostgreSQL server headers found" unless defined $include;
-	my $cc = `pg_config --cc`;
-	my $cflags = `pg_config --cflags`;
-	chomp($cc, $cflags);
-
-	open my $fh, '>', "$dir/$name.c" or die "could not write $dir/$name.c: $!";
-	print $fh $source;
-	close $fh;
-	my $cmd = "$cc $cflags -fPIC -shared -I$include -o $dir/$name.so $dir/$name.c @extra";
-	system($cmd) == 0 or die "could not build $name: $cmd";
-	return "$dir/$name.so";
-}
-
 # The library directory of the installation under test.
 sub pkglibdir
 {
@@ -93,6 +60,30 @@ sub maps_of
 {
 	my ($pid) = @_;
 	return slurp_file("/proc/$pid/maps");
+}
+
+# Compile test/modules/<name>.c with pg_config's compiler and flags into
+# DIR/<name>.so and return that path, for LOAD or CREATE FUNCTION by
+# absolute path.  Extra arguments go to the compiler (-I, libraries).  Dies
+# (failing the test) when it does not build.
+sub build_test_module
+{
+	my ($name, $dir, @extra) = @_;
+	my $src = $ENV{JITPROF_SRC} // '.';
+	# the pg_config of the installed headers (a private tree has none)
+	my $pg_config = $ENV{JITPROF_BUILD_PG_CONFIG} // 'pg_config';
+	my $pgc = sub {
+		my ($out) = run_command([ $pg_config, @_ ]);
+		chomp $out;
+		return split ' ', $out;
+	};
+	my @cmd = (
+		$pgc->('--cc'), $pgc->('--cppflags'), $pgc->('--cflags'),
+		$pgc->('--cflags_sl'), '-I' . join('', $pgc->('--includedir-server')),
+		'-shared', '-o', "$dir/$name.so", "$src/test/modules/$name.c", @extra);
+	my ($stdout, $stderr) = run_command(\@cmd);
+	die "could not build test module $name: $stderr" unless -f "$dir/$name.so";
+	return "$dir/$name.so";
 }
 
 1;

@@ -16,22 +16,8 @@ my $llvm_include = `llvm-config-14 --includedir`;
 my $llvm_libdir = `llvm-config-14 --libdir`;
 chomp($llvm_include, $llvm_libdir);
 
-# Any extension module that links libLLVM.
-my $llvm_user = build_test_module('llvm_user', <<'EOF',
-#include "postgres.h"
-#include "fmgr.h"
-#include <llvm-c/Core.h>
-
-PG_MODULE_MAGIC;
-
-void		_PG_init(void);
-
-void
-_PG_init(void)
-{
-	LLVMDisposeMessage(LLVMCreateMessage("loaded"));
-}
-EOF
+# Any extension module that links libLLVM (test/modules/jp_llvm_user.c).
+my $llvm_user = build_test_module('jp_llvm_user', PostgreSQL::Test::Utils::tempdir,
 	"-I$llvm_include", '-Wl,--no-as-needed', "-L$llvm_libdir",
 	"-Wl,-rpath,$llvm_libdir", '-lLLVM-14');
 like(`readelf -d $llvm_user`, qr/NEEDED.*libLLVM-14/, 'the test module links libLLVM');

@@ -56,23 +56,7 @@ $node->stop;
 
 # A provider that leads back into jitprof without being jitprof's file: the
 # check hook cannot see it; provider start-up does.
-my $loops_back = build_test_module('loops_back', <<'EOF');
-#include "postgres.h"
-#include "fmgr.h"
-#include "jit/jit.h"
-
-PG_MODULE_MAGIC;
-
-void
-_PG_jit_provider_init(JitProviderCallbacks *cb)
-{
-	JitProviderInit init = (JitProviderInit)
-		load_external_function("$libdir/jitprof", "_PG_jit_provider_init",
-							   true, NULL);
-
-	init(cb);
-}
-EOF
+my $loops_back = build_test_module('jp_loops_back', PostgreSQL::Test::Utils::tempdir);
 
 for my $preloaded (1, 0)
 {

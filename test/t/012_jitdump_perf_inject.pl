@@ -49,6 +49,7 @@ sub parse_dump
 			my $rest = substr($data, $pos + 56, $size - 56);
 			($r{name}) = $rest =~ /^([^\0]*)\0/;
 			$r{code_len} = length($rest) - length($r{name}) - 1;
+			$r{code} = substr($rest, length($r{name}) + 1);
 		}
 		push @records, \%r;
 		$pos += $size;
@@ -182,6 +183,51 @@ my ($ret, $out, $err) = $node->psql('postgres', 'SET jitprof.perf_jitdump = on',
 	extra_params => [ '-U', 'plain' ]);
 like($err, qr/permission denied to set parameter "jitprof\.perf_jitdump"/,
 	'jitprof.perf_jitdump is superuser-only');
+
+# --- records only for new code; the cap ---
+# The same query run 200 times in one backend: the code arena gives every
+# execution the same addresses, and a JIT_CODE_LOAD is written only when
+# the name or the code bytes at an address change.
+{
+	my $jd2 = "$tmp/jd2";
+	mkdir $jd2 or die;
+	my $q = 'SELECT sum(g) FROM generate_series(1, 100) g WHERE g % 3 = 0';
+	my $out = $node->safe_psql('postgres',
+		"SET jitprof.perf_jitdump = on; SET jitprof.jitdump_dir = '$jd2'; SET jit_inline_above_cost = -1;
+"
+		  . "\\o /dev/null\n" . ("$q;\n" x 200) . "\\o\n"
+		  . "SET jit = off; SELECT name || '=' || value FROM jitprof_status WHERE name LIKE 'jitdump%' OR name = 'functions_linked'");
+	my %st = map { split /=/ } split /\n/, $out;
+	my @d = glob("$jd2/.debug/jit/jitprof-*/jit-*.dump");
+	my ($h, $records) = parse_dump($d[0]);
+	my @loads = grep { $_->{id} == 0 } @$records;
+	note("200 executions: $st{functions_linked} functions linked, " . scalar(@loads)
+		  . " JIT_CODE_LOAD records, $st{jitdump_bytes} bytes");
+	is(scalar(@loads), $st{jitdump_records}, 'jitdump_records counts the records');
+	cmp_ok(scalar(@loads), '<', $st{functions_linked} / 2, 'far fewer records than functions linked');
+	my (%last, $same);
+	for my $r (@loads)
+	{
+		my $k = "$r->{vma}/$r->{code_size}";
+		$same++ if exists $last{$k} && $last{$k} eq "$r->{name}\0$r->{code}";
+		$last{$k} = "$r->{name}\0$r->{code}";
+	}
+	is($same // 0, 0, 'no record repeats the code and name already loaded at its address');
+
+	# distinct queries with a 64 kB cap
+	my $jd3 = "$tmp/jd3";
+	mkdir $jd3 or die;
+	my ($ret, $o, $e) = $node->psql('postgres',
+		"SET jitprof.perf_jitdump = on; SET jitprof.jitdump_dir = '$jd3'; SET jitprof.jitdump_max_size = '64kB';\n"
+		  . "\\o /dev/null\n"
+		  . join('', map { "SELECT count(*) FROM generate_series(1, 10) g WHERE g > $_ AND g < " . ('g + ' x $_) . "0;\n" } 1 .. 150)
+		  . "\\o\nSET jit = off; SELECT value FROM jitprof_status WHERE name = 'jitdump_records_dropped'");
+	is(scalar(() = $e =~ /WARNING:  jitdump file "[^"]+" reached jitprof\.jitdump_max_size \(64 kB\)/g), 1,
+		'one WARNING when the jitdump file reaches its cap');
+	cmp_ok($o, '>', 0, 'jitdump_records_dropped counts what was left out');
+	my @d3 = glob("$jd3/.debug/jit/jitprof-*/jit-*.dump");
+	cmp_ok(-s $d3[0], '<=', 64 * 1024 + 16, 'the file stays under the cap (plus JIT_CODE_CLOSE)');
+}
 
 $node->stop;
 done_testing();

@@ -170,13 +170,14 @@ like($text, qr/\[Inferior 1 \(process $pid\) detached\]/, 'gdb detached');
 like($text, qr/^\@\@END$/m, 'gdb ran its whole script');
 
 # The address gdb stopped at is inside the function jitprof_functions reports
-# for that execution (the most recent one with that name), now freed.
+# for that execution, now freed.  (Every execution of the query gets the same
+# addresses from the code arena, so each of its freed copies covers it.)
 my $inside = $psql->query_safe(
 	qq{SELECT count(*) FROM (SELECT * FROM jitprof_functions WHERE symbol = '$symbol') f
 	   WHERE NOT live
 	     AND ('x' || lpad(substr(address, 3), 16, '0'))::bit(64)::bigint <= ('x' || lpad(substr('$jit_pc', 3), 16, '0'))::bit(64)::bigint
 	     AND ('x' || lpad(substr('$jit_pc', 3), 16, '0'))::bit(64)::bigint < ('x' || lpad(substr(address, 3), 16, '0'))::bit(64)::bigint + size});
-is($inside, '1', 'the breakpoint address lies in the function jitprof reported, since freed');
+cmp_ok($inside, '>=', 1, 'the breakpoint address lies in the function jitprof reported, since freed');
 
 # After detaching, the backend keeps working and registering.
 is($psql->query_safe($query), $result, 'same session answers correctly after gdb detached');

@@ -18,7 +18,7 @@ min_parallel_table_scan_size = 0
 });
 
 $node->safe_psql('postgres', q{
-CREATE TABLE p AS SELECT random() AS a, random() AS b FROM generate_series(1, 600000);
+CREATE TABLE p AS SELECT random() AS a, random() AS b FROM generate_series(1, 1500000);
 VACUUM ANALYZE p;
 });
 

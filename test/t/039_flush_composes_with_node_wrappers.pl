@@ -1,0 +1,100 @@
+# jitprof's mid-query flush composes with another extension that wraps
+# every plan node's ExecProcNode and re-wraps whenever it sees the pointer
+# change (test/modules/jp_nodewrap.c, built here), with ExecProcNodeFirst
+# and with EXPLAIN ANALYZE's instrumentation: flushes keep happening, and
+# the query never gets an ERROR or a different result.
+use strict;
+use warnings;
+
+use PostgreSQL::Test::Cluster;
+use PostgreSQL::Test::Utils;
+use Test::More;
+use JitprofTest;
+
+my $node = jitprof_node('nodewrap', conf => q{
+jitprof.sample_rate = 1000
+jitprof.flush_interval = 1
+});
+my $so = build_test_module('jp_nodewrap', $node->basedir);
+$node->safe_psql('postgres', qq{
+CREATE FUNCTION jp_nodewrap_changes() RETURNS int AS '$so' LANGUAGE C;
+CREATE TABLE t AS SELECT g AS a, g % 97 AS b FROM generate_series(1, 200000) g;
+VACUUM ANALYZE t;
+});
+
+# A few seconds of CPU in one statement: a nested loop with arithmetic.
+my $query = q{SELECT count(*), sum(t.a * s + t.b) FROM t, generate_series(1, 500) s
+ WHERE (t.a * s) % 7 <> 3 AND t.b * s > 5};
+my $expected = $node->safe_psql('postgres', "SET jit = off; $query");
+my $flushes = sub { $node->safe_psql('postgres', 'SELECT flushes FROM jitprof_sampler') };
+
+# The wrapper sits above jitprof's trampoline and captures it.
+my $before = $flushes->();
+my ($result, $changes) = split /\n/, $node->safe_psql('postgres', qq{
+LOAD '$so';
+$query;
+SELECT jp_nodewrap_changes();
+});
+is($result, $expected, 'under another node wrapper the result is the interpreter\'s');
+cmp_ok($changes, '>=', 2,
+	"the wrapper re-wrapped a node after jitprof armed its flush ($changes pointer changes on one node)");
+# (besides the query's last flush, the two other statements' own flushes)
+my $mid = $flushes->() - $before - 3;
+cmp_ok($mid, '>=', 2, "mid-query flushes kept happening under the wrapper ($mid)");
+my ($fallbacks) = $node->safe_psql('postgres', 'SELECT trampoline_fallbacks FROM jitprof_sampler');
+diag("trampoline ran a node itself $fallbacks times (wrappers that captured each other)");
+
+# A cursor fetched in pieces: the trampoline a wrapper captured in one FETCH
+# keeps forwarding in the next ones.
+my $cursor_expected = $node->safe_psql('postgres', q{SET jit = off;
+SELECT count(*) || '|' || sum(t.a * s + t.b) FROM t, generate_series(1, 5) s WHERE (t.a * s) % 7 <> 3});
+my $counts = $node->safe_psql('postgres', qq{
+LOAD '$so';
+BEGIN;
+DECLARE c CURSOR FOR SELECT t.a * s + t.b AS v FROM t, generate_series(1, 5) s
+  WHERE (t.a * s) % 7 <> 3;
+CREATE TEMP TABLE sums (n bigint, total numeric);
+DO \$\$
+DECLARE
+  cur refcursor := 'c';
+  r record;
+  n bigint := 0;
+  total numeric := 0;
+BEGIN
+  LOOP
+    FETCH cur INTO r;
+    EXIT WHEN NOT FOUND;
+    n := n + 1;
+    total := total + r.v;
+  END LOOP;
+  INSERT INTO sums VALUES (n, total);
+END \$\$;
+SELECT n || '|' || total FROM sums;
+COMMIT;
+});
+is($counts, $cursor_expected, 'a cursor read row by row under the wrapper returns every row');
+
+# EXPLAIN ANALYZE: the same plan and row counts with and without the
+# wrapper, and no ERROR, while jitprof flushes mid-query.
+my $explain = "EXPLAIN (ANALYZE, COSTS OFF, TIMING OFF, SUMMARY OFF) $query";
+my $plan_of = sub {
+	my ($out) = @_;
+	$out =~ s/\n\s*JIT:.*//s;
+	return $out;
+};
+my $plain = $plan_of->($node->safe_psql('postgres', "SET jitprof.flush_interval = 0; $explain"));
+$before = $flushes->();
+my $wrapped = $plan_of->($node->safe_psql('postgres', "LOAD '$so'; $explain"));
+is($wrapped, $plain, 'EXPLAIN ANALYZE under the wrapper and mid-query flushes shows the same rows');
+cmp_ok($flushes->() - $before - 2, '>=', 2, 'and flushed mid-query');
+like($wrapped, qr/actual rows=1 loops=1/, 'the top node returned its row');
+
+# Only the wrapper's own nodes: jp_nodewrap off, jitprof alone.
+is($node->safe_psql('postgres', "LOAD '$so'; SET jp_nodewrap.enabled = off; $query"),
+	$expected, 'without the wrapper the result is the same');
+
+my $log = slurp_file($node->logfile);
+unlike($log, qr/ERROR|terminated by signal|not watched/, 'no ERROR and no crash in the log');
+
+$node->stop;
+done_testing();
