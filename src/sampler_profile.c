@@ -303,6 +303,10 @@ jp_exec_open(const QueryDesc *owner, int64 queryid, bool count_at_end)
 		return NULL;
 	}
 
+	/* nothing compiles for an execution that is not running yet */
+	if (jp_current == NULL)
+		jp_nodes_reset_after_error();
+
 	/* no system call unless the rate changed */
 	jp_sig_set_rate(jitprof_sample_rate);
 	jp_flush_after = (jitprof_flush_interval > 0 && jitprof_sample_rate > 0) ?
@@ -359,6 +363,8 @@ jp_exec_fail(JpExec *exec)
 		return;
 	if (jp_current == exec)
 		jp_current = NULL;
+	/* a compilation the error interrupted is over */
+	jp_nodes_reset_after_error();
 	exec->state = JP_EXEC_FAILED;
 	exec->owner = NULL;
 	jp_nopen--;
