@@ -1,18 +1,28 @@
 # Makefile for jitprof (PGXS)
 #
-# jitprof.so is both a preloadable library and a JIT provider
-# (jit_provider = 'jitprof'); it wraps PostgreSQL's llvmjit.so.
+# jitprof is two shared libraries (doc/provider.md):
+#  - jitprof.so, the library in shared_preload_libraries and jit_provider.
+#    Plain C: it links no LLVM, libstdc++ or libelf, so preloading it keeps
+#    them out of the postmaster and the processes it forks.
+#  - jitprof_llvm.so, the part that needs them (linker, code arena, gdb
+#    sink, LLVM C API calls).  jitprof.so loads it in a backend the first
+#    time it is that backend's JIT provider; the two meet only through one
+#    exported function (src/jitprof_llvm.h).
+# Both are built with hidden visibility and export only what PostgreSQL
+# looks up (and, for jitprof_llvm.so, its one entry point); test 007 checks
+# that with nm -D --defined-only.
 
 MODULE_big = jitprof
 OBJS = \
 	src/jitprof.o \
 	src/provider.o \
+	src/llvm_library.o \
+	src/got_patch.o \
 	src/naming.o \
 	src/registry.o \
 	src/status.o \
 	src/sink_perf_map.o \
 	src/sink_jitdump.o \
-	src/sink_gdb.o \
 	src/sink_io.o \
 	src/range_set.o \
 	src/store.o \
@@ -21,9 +31,14 @@ OBJS = \
 	src/sampler_hooks.o \
 	src/sampler_nodes.o \
 	src/hotspots.o \
-	src/plan_nodes.o \
+	src/plan_nodes.o
+
+LLVM_MODULE = jitprof_llvm
+LLVM_OBJS = \
+	src/llvm_entry.o \
 	src/linker.o \
-	src/code_arena.o
+	src/code_arena.o \
+	src/sink_gdb.o
 
 EXTENSION = jitprof
 DATA = jitprof--1.0.sql jitprof--1.1.sql jitprof--1.0--1.1.sql
@@ -40,15 +55,32 @@ TAP_TESTS = 1
 PROVE_TESTS = test/t/*.pl
 PROVE_FLAGS = -I $(srcdir)/test/lib
 
+EXTRA_CLEAN = $(LLVM_MODULE)$(DLSUFFIX) $(LLVM_OBJS)
+
 PG_CONFIG ?= pg_config
 LLVM_CONFIG ?= llvm-config-14
 
 LLVM_INCLUDEDIR := $(shell $(LLVM_CONFIG) --includedir)
 LLVM_LIBDIR := $(shell $(LLVM_CONFIG) --libdir)
 
-PG_CPPFLAGS = -I$(LLVM_INCLUDEDIR)
-PG_CXXFLAGS = -std=c++14 -Wall -Wextra -Wno-unused-parameter -fno-exceptions
-SHLIB_LINK = -L$(LLVM_LIBDIR) -Wl,-rpath,$(LLVM_LIBDIR) -lLLVM-14 -lstdc++ -lelf
+# LLVM's own C++ flags (-std, -fno-exceptions, its -D macros), less what
+# PGXS decides: optimisation, debug info, warnings, and the include path
+# given to every file below.
+LLVM_CXXFLAGS_USED := $(filter-out -O% -g% -W% -I%,$(shell $(LLVM_CONFIG) --cxxflags))
+
+# PostgreSQL 15 leaves PGDLLEXPORT empty on ELF platforms; with hidden
+# visibility it must mark what PostgreSQL looks up by name (PG_MODULE_MAGIC,
+# PG_FUNCTION_INFO_V1, _PG_init, _PG_jit_provider_init).
+# The C files need LLVM's include path for jit/llvmjit.h (llvm-c types); only
+# jitprof_llvm.so links LLVM.
+PG_CPPFLAGS = -I$(LLVM_INCLUDEDIR) '-DPGDLLEXPORT=__attribute__((visibility("default")))'
+PG_CFLAGS = -fvisibility=hidden
+# -fno-rtti: jitprof's C++ needs no RTTI (the compiler refuses dynamic_cast
+# and typeid under it), so it links against an LLVM built with or without.
+PG_CXXFLAGS = $(LLVM_CXXFLAGS_USED) -fno-rtti -fvisibility=hidden \
+	-fvisibility-inlines-hidden -Wall -Wextra -Wno-unused-parameter
+LLVM_SHLIB_LINK = -L$(LLVM_LIBDIR) -Wl,-rpath,$(LLVM_LIBDIR) \
+	$(shell $(LLVM_CONFIG) --libs) -lelf
 
 # Bitcode for inlining is of no use for a JIT provider's own sources.
 override with_llvm = no
@@ -63,3 +95,23 @@ installcheck: export PGOPTIONS += -c jit=on -c jit_above_cost=0 \
 # The TAP tests configure their own clusters: keep the sessions' forced JIT
 # out of them.
 PROVE := env -u PGOPTIONS $(PROVE)
+
+# jitprof_llvm.so: linked by the C++ compiler, which adds libstdc++.
+all: $(LLVM_MODULE)$(DLSUFFIX)
+
+# The version script keeps libstdc++'s template instantiations unexported.
+$(LLVM_MODULE)$(DLSUFFIX): $(LLVM_OBJS) $(srcdir)/src/jitprof_llvm.map
+	$(CXX) $(CXXFLAGS) -shared -o $@ $(LLVM_OBJS) $(LDFLAGS) $(LDFLAGS_SL) \
+		-Wl,--version-script=$(srcdir)/src/jitprof_llvm.map $(LLVM_SHLIB_LINK)
+
+$(OBJS) $(LLVM_OBJS): $(wildcard $(srcdir)/src/*.h)
+
+install: install-llvm-module
+uninstall: uninstall-llvm-module
+.PHONY: install-llvm-module uninstall-llvm-module
+
+install-llvm-module: $(LLVM_MODULE)$(DLSUFFIX) installdirs
+	$(INSTALL_SHLIB) $(LLVM_MODULE)$(DLSUFFIX) '$(DESTDIR)$(pkglibdir)/$(LLVM_MODULE)$(DLSUFFIX)'
+
+uninstall-llvm-module:
+	rm -f '$(DESTDIR)$(pkglibdir)/$(LLVM_MODULE)$(DLSUFFIX)'

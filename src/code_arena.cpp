@@ -39,7 +39,7 @@
 //
 // The manager is process-wide and used from the backend's only thread, but
 // it takes a mutex anyway because JITLink's interface allows concurrent
-// links.  jp_registry_stable_name is called without the mutex held.
+// links.  jp_core->stable_name is called without the mutex held.
 //
 //===----------------------------------------------------------------------===//
 
@@ -189,12 +189,12 @@ bool ArenaMemoryManager::ensureRoom(uint64_t Size) {
   bool RefusedStep = false;
   std::string LimitWhy;
 
-  uint64_t MaxReserved = uint64_t(jitprof_code_arena_max_size) * 1024;
+  uint64_t MaxReserved = uint64_t(*jp_core->code_arena_max_size) * 1024;
   for (uint64_t Try = Step; Try >= MinArena; Try /= 4) {
     uint64_t Want = std::max(Try, alignTo(Size, PageSize));
     if (Stats.reserved_bytes + Want > MaxReserved) {
       LimitWhy = "the code arena reached jitprof.code_arena_max_size (" +
-                 std::to_string(jitprof_code_arena_max_size) + " kB)";
+                 std::to_string(*jp_core->code_arena_max_size) + " kB)";
       if (Want > Try)
         break;
       continue;
@@ -350,7 +350,7 @@ std::string shapeOf(LinkGraph &G, uint64_t Total) {
     char Name[256];
     std::string F;
     std::string LLVMName = Sym->getName().str();
-    if (jp_registry_stable_name(LLVMName.c_str(), Name, sizeof(Name)))
+    if (jp_core->stable_name(LLVMName.c_str(), Name, sizeof(Name)))
       appendStr(F, Name);
     else if (LLVMName.find("evalexpr_") == 0 || LLVMName.find("deform_") == 0)
       return std::string(); // llvmjit's per-execution name: no stable shape

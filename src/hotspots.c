@@ -4,9 +4,10 @@
  *	  SQL functions over the shared hotspot store: jitprof_hotspots,
  *	  jitprof_queries, jitprof_sampler, jitprof_folded and jitprof_reset.
  *
- * Each reads the store (store.c) under its lock in shared mode and copies
- * what it needs into a tuplestore, so the lock is never held while the
- * caller consumes rows.
+ * Each takes a copy of the store's entries (jp_store_copy, a memcpy loop
+ * under the lock in shared mode) and builds its tuplestore from that copy
+ * after the lock is released: neither filling the tuplestore nor the caller
+ * consuming rows ever holds up a backend flushing its samples.
  *
  * Privacy follows pg_stat_statements: a row of another user shows no query
  * ID and no symbol unless the reader is a superuser or has the privileges of
@@ -81,17 +82,17 @@ jitprof_hotspots_1_0(PG_FUNCTION_ARGS)
 	ReturnSetInfo *rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
 	bool		see_all;
 	Oid			me = GetUserId();
-	HASH_SEQ_STATUS status;
+	JpStoreEntry *entries;
 	JpStoreEntry *entry;
+	int64		nentries;
 
 	jp_store_require();
 	InitMaterializedSRF(fcinfo, 0);
 	Assert(rsinfo->setDesc->natts == HOTSPOTS_COLS);
 	see_all = reader_sees_all();
 
-	jp_store_lock_shared();
-	jp_store_begin_scan(&status);
-	while ((entry = hash_seq_search(&status)) != NULL)
+	entries = jp_store_copy(&nentries);
+	for (entry = entries; entry < entries + nentries; entry++)
 	{
 		Datum		values[HOTSPOTS_COLS];
 		bool		nulls[HOTSPOTS_COLS];
@@ -133,7 +134,7 @@ jitprof_hotspots_1_0(PG_FUNCTION_ARGS)
 
 		tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, nulls);
 	}
-	jp_store_unlock();
+	pfree(entries);
 
 	return (Datum) 0;
 }
@@ -147,8 +148,9 @@ query_totals(void)
 {
 	HASHCTL		ctl;
 	HTAB	   *totals;
-	HASH_SEQ_STATUS status;
+	JpStoreEntry *entries;
 	JpStoreEntry *entry;
+	int64		nentries;
 
 	ctl.keysize = sizeof(QueryKey);
 	ctl.entrysize = sizeof(QueryTotals);
@@ -156,9 +158,8 @@ query_totals(void)
 	totals = hash_create("jitprof query totals", 256, &ctl,
 						 HASH_ELEM | HASH_BLOBS | HASH_CONTEXT);
 
-	jp_store_lock_shared();
-	jp_store_begin_scan(&status);
-	while ((entry = hash_seq_search(&status)) != NULL)
+	entries = jp_store_copy(&nentries);
+	for (entry = entries; entry < entries + nentries; entry++)
 	{
 		QueryKey	key;
 		QueryTotals *t;
@@ -188,7 +189,7 @@ query_totals(void)
 				Max(t->max_function_query_samples, entry->query_samples);
 		}
 	}
-	jp_store_unlock();
+	pfree(entries);
 
 	return totals;
 }
@@ -330,7 +331,9 @@ jitprof_folded_1_0(PG_FUNCTION_ARGS)
 	Oid			me = GetUserId();
 	HTAB	   *totals;
 	HASH_SEQ_STATUS status;
+	JpStoreEntry *entries;
 	JpStoreEntry *entry;
+	int64		nentries;
 	QueryTotals *t;
 	StringInfoData line;
 
@@ -339,9 +342,8 @@ jitprof_folded_1_0(PG_FUNCTION_ARGS)
 	see_all = reader_sees_all();
 	initStringInfo(&line);
 
-	jp_store_lock_shared();
-	jp_store_begin_scan(&status);
-	while ((entry = hash_seq_search(&status)) != NULL)
+	entries = jp_store_copy(&nentries);
+	for (entry = entries; entry < entries + nentries; entry++)
 	{
 		const char *role = entry->role;
 		const char *ordinal;
@@ -377,7 +379,7 @@ jitprof_folded_1_0(PG_FUNCTION_ARGS)
 			put_line(rsinfo, &line);
 		}
 	}
-	jp_store_unlock();
+	pfree(entries);
 
 	totals = query_totals();
 	hash_seq_init(&status, totals);

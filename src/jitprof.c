@@ -9,6 +9,10 @@
  * each backend.  Either way _PG_init runs once per process and defines the
  * GUCs.  Features that need shared memory check jitprof_preloaded.
  *
+ * The settings of the LLVM side (jitprof.linker, jitprof.debug_fail_link,
+ * jitprof.gdb) are defined here too, so that they exist before
+ * jitprof_llvm.so is loaded; it reads them through JitprofCoreTable.
+ *
  *-------------------------------------------------------------------------
  */
 #include "postgres.h"
@@ -19,7 +23,6 @@
 #include "utils/guc.h"
 
 #include "jitprof.h"
-#include "linker.h"
 
 PG_MODULE_MAGIC;
 
@@ -27,6 +30,7 @@ PG_MODULE_MAGIC;
 int			jitprof_linker = JP_LINKER_JITLINK;
 char	   *jitprof_llvmjit_library = NULL;
 bool		jitprof_debug_fail_link = false;
+bool		jitprof_gdb = false;
 int			jitprof_code_arena_max_size = 1024 * 1024;	/* kB */
 
 /* true when loaded by shared_preload_libraries */
@@ -37,6 +41,27 @@ static const struct config_enum_entry linker_options[] = {
 	{"rtdyld", JP_LINKER_RTDYLD, false},
 	{NULL, 0, false}
 };
+
+/*
+ * jitprof.llvmjit_library must lead to PostgreSQL's provider, not back into
+ * jitprof: jitprof would load itself as the library it wraps.
+ */
+static bool
+check_llvmjit_library(char **newval, void **extra, GucSource source)
+{
+	char	   *path = jp_llvmjit_path(*newval);
+
+	if (jp_library_is_jitprof(path))
+	{
+		GUC_check_errdetail("Library \"%s\" is part of jitprof, not PostgreSQL's JIT provider.",
+							path);
+		GUC_check_errhint("Set jitprof.llvmjit_library to PostgreSQL's llvmjit, for example '$libdir/llvmjit'.");
+		pfree(path);
+		return false;
+	}
+	pfree(path);
+	return true;
+}
 
 void
 _PG_init(void)
@@ -61,7 +86,7 @@ _PG_init(void)
 							   "$libdir/llvmjit",
 							   PGC_SUSET,
 							   0,
-							   NULL, NULL, NULL);
+							   check_llvmjit_library, NULL, NULL);
 
 	DefineCustomIntVariable("jitprof.code_arena_max_size",
 							"Sets the address space a backend may reserve for JITLink's code.",
@@ -83,9 +108,17 @@ _PG_init(void)
 							 GUC_NOT_IN_SAMPLE,
 							 NULL, NULL, NULL);
 
+	DefineCustomBoolVariable("jitprof.gdb",
+							 "Registers JIT-compiled functions with gdb under their jitprof names.",
+							 "Uses gdb's JIT interface; also on when jit_debugging_support is on.",
+							 &jitprof_gdb,
+							 false,
+							 PGC_SUSET,
+							 0,
+							 NULL, NULL, NULL);
+
 	jp_perf_map_init();
 	jp_jitdump_init();
-	jp_gdb_init();
 	jp_store_init();
 	jp_sampler_init();
 

@@ -5,8 +5,13 @@
  *
  * Data flows one way: llvmjit generates code (provider.c names each new
  * function, naming.c), a linker hands every linked object to the registry
- * (linker.cpp, through linker.h), and the registry fans it out to the sinks
- * and keeps the counters that the SQL functions report (status.c).
+ * (linker.cpp, through the table of jitprof_llvm.h), and the registry fans
+ * it out to the sinks and keeps the counters that the SQL functions report
+ * (status.c).
+ *
+ * The files declared here make up jitprof.so, which links no LLVM; sink_gdb.c
+ * is the one file of jitprof_llvm.so that includes this header too (for the
+ * sink and object types).
  *
  * Everything here runs in a single backend process; nothing is shared.
  *
@@ -17,6 +22,9 @@
 
 #include "jit/jit.h"
 #include "nodes/execnodes.h"
+
+#include "compat.h"
+#include "jitprof_llvm.h"
 
 /* sizes of the fixed-size strings in a function record */
 #define JP_LLVM_NAME_LEN	64
@@ -69,13 +77,14 @@ typedef struct JitprofSink
 	void		(*object_freed) (const JitprofObject *object);
 } JitprofSink;
 
-/* jitprof.c */
+/* jitprof.c: GUCs (jitprof_llvm.so reads some through JitprofCoreTable) */
 extern int	jitprof_linker;
 extern char *jitprof_llvmjit_library;
 extern bool jitprof_debug_fail_link;
+extern bool jitprof_gdb;
 extern int	jitprof_code_arena_max_size;
 extern bool jitprof_preloaded;
-extern void _PG_init(void);
+extern PGDLLEXPORT void _PG_init(void);
 
 /* sink_io.c: file output for the sinks (never throws) */
 extern bool jp_write_all(int fd, const void *buf, size_t len);
@@ -116,23 +125,9 @@ typedef struct JitprofFileCounters
 extern JitprofFileCounters jp_perf_map_counters;
 extern JitprofFileCounters jp_jitdump_counters;
 
-/* sink_perf_map.c, sink_jitdump.c, sink_gdb.c: GUCs and sink registration */
+/* sink_perf_map.c, sink_jitdump.c: GUCs and sink registration */
 extern void jp_perf_map_init(void);
 extern void jp_jitdump_init(void);
-extern void jp_gdb_init(void);
-
-/* sink_gdb.c: what the gdb sink did, reported by jitprof_status */
-typedef struct JitprofGdbCounters
-{
-	uint64		objects_registered;
-	uint64		objects_live;
-	uint64		failures;
-	uint64		build_us;		/* making ELF images */
-	uint64		register_us;	/* linking them in and telling the debugger */
-	uint64		unregister_us;
-} JitprofGdbCounters;
-
-extern JitprofGdbCounters jp_gdb_counters;
 
 /* sampler_*.c, store.c: the hotspot sampler and its shared-memory store */
 extern void jp_sampler_init(void);
@@ -143,6 +138,18 @@ extern void jp_sampler_compile_end(int32 old);
 
 /* provider.c */
 extern bool jitprof_provider_active;
+extern PGDLLEXPORT void _PG_jit_provider_init(JitProviderCallbacks *cb);
+extern char *jp_llvmjit_path(const char *name);
+extern bool jp_library_is_jitprof(const char *path);
+
+/* llvm_library.c: jitprof_llvm.so, once loaded in this backend (or NULL) */
+extern const JitprofLlvmTable *jp_llvm;
+extern const JitprofLlvmTable *jp_llvm_load(void);
+
+/* got_patch.c */
+extern bool jp_got_patch(const void *code, const char *library,
+						 const JitprofInterposer *interposers,
+						 int ninterposers);
 
 /* naming.c */
 extern void jp_naming_record_expr(ExprState *state, JitContext *context,
@@ -154,7 +161,19 @@ extern void jp_naming_forget_context(JitContext *context);
 extern const char *jp_plan_node_name(Plan *plan);
 extern void jp_naming_note_load(void);
 
-/* registry.c */
+/*
+ * registry.c.  The linker and the code arena report through the first six,
+ * which jitprof_llvm.so reaches through JitprofCoreTable; they never throw.
+ */
+extern void jp_registry_object_linked(uint64_t key,
+									  const JitprofLinkedFunction *functions,
+									  int nfunctions);
+extern void jp_registry_object_freed(uint64_t key);
+extern void jp_registry_link_failed(void);
+extern void jp_registry_link_error(const char *message);
+extern bool jp_registry_stable_name(const char *llvm_name, char *buf,
+									size_t len);
+extern void jp_registry_linker_fallback(const char *reason);
 extern void jp_registry_register_sink(const JitprofSink *sink);
 extern int	jp_registry_recent_count(void);
 extern const JitprofFunction *jp_registry_recent_function(int i, bool *live);

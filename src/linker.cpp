@@ -2,13 +2,16 @@
 //
 // llvmjit.so creates the object layer of each of its two LLJIT instances by
 // calling LLVMOrcCreateRTDyldObjectLinkingLayerWithSectionMemoryManager(),
-// attaches JIT event listeners with
+// attaches JIT event listeners (made by LLVMCreatePerfJITEventListener() and
+// LLVMCreateGDBRegistrationListener()) with
 // LLVMOrcRTDyldObjectLinkingLayerRegisterJITEventListener(), and installs
 // its error reporter with LLVMOrcExecutionSessionSetErrorReporter().  All are
-// undefined dynamic symbols of llvmjit.so, bound when it is loaded.  jitprof.so
-// is loaded with RTLD_GLOBAL before llvmjit.so (it is the jit_provider, and
-// loads llvmjit itself), so the definitions below are the ones llvmjit binds
-// to.  The originals in libLLVM-14 stay reachable through dlvsym(RTLD_NEXT).
+// undefined dynamic symbols of llvmjit.so, bound when it is loaded.  When
+// jitprof is the provider, jitprof.so rebinds those calls of llvmjit.so, and
+// only llvmjit.so's, to the replacements below (jp_linker_interposers, see
+// got_patch.c); what they were bound to before, libLLVM's functions, is
+// stored in the Original* pointers.  Nothing here is exported, and no other
+// library's calls change.
 //
 // With jitprof.linker = jitlink the layer is jitprof's own, which hands each
 // object to an ORC ObjectLinkingLayer using jitprof's code arena and plugin,
@@ -47,7 +50,6 @@ extern "C"
 #include "llvm/Object/SymbolSize.h"
 #include "llvm/ADT/DenseMap.h"
 
-#include <dlfcn.h>
 #include <mutex>
 #include <string>
 #include <vector>
@@ -55,11 +57,9 @@ extern "C"
 using namespace llvm;
 using namespace llvm::orc;
 
-extern "C" {
-JitprofLinkerKind jp_linker_in_use = JP_LINKER_NONE;
-}
-
 namespace {
+
+JitprofLinkerKind LinkerInUse = JP_LINKER_NONE;
 
 // The C API's object layer handle wraps a plain ObjectLayer pointer, and the
 // execution session handle an ExecutionSession pointer.
@@ -75,27 +75,23 @@ using CreateRTDyldLayerFn =
     LLVMOrcObjectLayerRef (*)(LLVMOrcExecutionSessionRef);
 using RegisterListenerFn = void (*)(LLVMOrcObjectLayerRef,
                                     LLVMJITEventListenerRef);
+using SetReporterFn = void (*)(LLVMOrcExecutionSessionRef,
+                               LLVMOrcErrorReporterFunction, void *);
 
-// Find the libLLVM definition that jitprof's own definition shadows.
-void *originalSymbol(const char *Name) {
-  std::string Version = "LLVM_" + std::to_string(LLVM_VERSION_MAJOR);
-  void *Sym = dlvsym(RTLD_NEXT, Name, Version.c_str());
-  if (!Sym)
-    Sym = dlsym(RTLD_NEXT, Name);
-  return Sym;
-}
+// libLLVM's functions that llvmjit.so's calls were bound to, as jitprof.so
+// found them in llvmjit.so (see jp_linker_interposers).
+void *OriginalCreateLayer = nullptr;
+void *OriginalRegisterListener = nullptr;
+void *OriginalSetReporter = nullptr;
+void *OriginalCreatePerfListener = nullptr;
+void *OriginalCreateGDBListener = nullptr;
 
-// libLLVM's two object-layer functions that jitprof shadows, looked up once.
 CreateRTDyldLayerFn originalCreateLayer() {
-  static auto Fn = reinterpret_cast<CreateRTDyldLayerFn>(originalSymbol(
-      "LLVMOrcCreateRTDyldObjectLinkingLayerWithSectionMemoryManager"));
-  return Fn;
+  return reinterpret_cast<CreateRTDyldLayerFn>(OriginalCreateLayer);
 }
 
 RegisterListenerFn originalRegisterListener() {
-  static auto Fn = reinterpret_cast<RegisterListenerFn>(originalSymbol(
-      "LLVMOrcRTDyldObjectLinkingLayerRegisterJITEventListener"));
-  return Fn;
+  return reinterpret_cast<RegisterListenerFn>(OriginalRegisterListener);
 }
 
 // A function collected from a link graph, waiting for the object's emission.
@@ -110,7 +106,7 @@ void reportObject(uint64_t Key, const std::vector<PendingFunction> &Fns) {
   C.reserve(Fns.size());
   for (const auto &F : Fns)
     C.push_back({F.Name.c_str(), F.Address, F.Size});
-  jp_registry_object_linked(Key, C.data(), static_cast<int>(C.size()));
+  jp_core->object_linked(Key, C.data(), static_cast<int>(C.size()));
 }
 
 class JitprofPlugin : public ObjectLinkingLayer::Plugin {
@@ -154,12 +150,12 @@ public:
       std::lock_guard<std::mutex> Lock(M);
       Pending.erase(&MR);
     }
-    jp_registry_link_failed();
+    jp_core->link_failed();
     return Error::success();
   }
 
   Error notifyRemovingResources(ResourceKey K) override {
-    jp_registry_object_freed(uint64_t(K));
+    jp_core->object_freed(uint64_t(K));
     return Error::success();
   }
 
@@ -167,7 +163,7 @@ public:
   // did, the code would be reported freed early rather than never.
   void notifyTransferringResources(ResourceKey DstKey,
                                    ResourceKey SrcKey) override {
-    jp_registry_object_freed(uint64_t(SrcKey));
+    jp_core->object_freed(uint64_t(SrcKey));
   }
 
 private:
@@ -223,7 +219,7 @@ public:
   }
 
   void notifyFreeingObject(ObjectKey K) override {
-    jp_registry_object_freed(K);
+    jp_core->object_freed(K);
   }
 };
 
@@ -299,7 +295,7 @@ public:
     std::string Why;
     auto G = graphFor(*O, Why);
     if (!G) {
-      jp_registry_linker_fallback(Why.c_str());
+      jp_core->linker_fallback(Why.c_str());
       RTDyldLayer->emit(std::move(R), std::move(O));
       return;
     }
@@ -311,17 +307,17 @@ private:
   // The object's link graph if JITLink can take it; else null, and Why.
   std::unique_ptr<jitlink::LinkGraph> graphFor(MemoryBuffer &O,
                                                std::string &Why) {
-    if (jitprof_debug_fail_link) {
+    if (*jp_core->debug_fail_link) {
       Why = "link failure injected by jitprof.debug_fail_link in object " +
             O.getBufferIdentifier().str();
-      jp_registry_link_failed();
+      jp_core->link_failed();
       return nullptr;
     }
     auto G = jitlink::createLinkGraphFromObject(O.getMemBufferRef());
     if (!G) {
       Why = "JITLink cannot link object " + O.getBufferIdentifier().str() +
             ": " + toString(G.takeError());
-      jp_registry_link_failed();
+      jp_core->link_failed();
       return nullptr;
     }
     if (!jitprof::codeArenaHasRoomFor(**G, Why))
@@ -354,8 +350,8 @@ ObjectLayer *createRTDyldLayer(LLVMOrcExecutionSessionRef ES) {
 ObjectLayer *createJitprofLayer(LLVMOrcExecutionSessionRef ES) {
   ObjectLayer *RTDyld = createRTDyldLayer(ES);
 
-  if (jitprof_linker == JP_LINKER_RTDYLD && RTDyld) {
-    jp_linker_in_use = JP_LINKER_RTDYLD;
+  if (*jp_core->linker == JP_LINKER_RTDYLD && RTDyld) {
+    LinkerInUse = JP_LINKER_RTDYLD;
     return RTDyld;
   }
   // Without the originals, JITLink is the only linker there is.
@@ -371,41 +367,17 @@ ObjectLayer *createJitprofLayer(LLVMOrcExecutionSessionRef ES) {
   // backtraces (backtrace_functions, a debugger) get through JIT frames.
   JITLink->addPlugin(std::make_unique<EHFrameRegistrationPlugin>(
       Session, std::make_unique<jitlink::InProcessEHFrameRegistrar>()));
-  jp_linker_in_use = JP_LINKER_JITLINK;
+  LinkerInUse = JP_LINKER_JITLINK;
   return new JitprofObjectLayer(Session, std::move(JITLink), BuffersRef,
                                 std::unique_ptr<ObjectLayer>(RTDyld));
 }
 
-} // end anonymous namespace
 
-extern "C" {
-
-const char *jp_linker_name(JitprofLinkerKind Kind) {
-  switch (Kind) {
-  case JP_LINKER_JITLINK:
-    return "jitlink";
-  case JP_LINKER_RTDYLD:
-    return "rtdyld";
-  case JP_LINKER_NONE:
-    break;
-  }
-  return "none";
-}
-
-const char *jp_llvm_version(void) { return LLVM_VERSION_STRING; }
-
-// Replaces libLLVM's function of the same name for llvmjit.so (see the file
-// header).  Called twice per backend, once per LLJIT instance.
-__attribute__((visibility("default"))) LLVMOrcObjectLayerRef
-LLVMOrcCreateRTDyldObjectLinkingLayerWithSectionMemoryManager(
-    LLVMOrcExecutionSessionRef ES) {
-  // Preloading jitprof puts these definitions first for any llvmjit.so;
-  // with jit_provider = 'llvmjit' that llvmjit must stay stock.
-  CreateRTDyldLayerFn Create = originalCreateLayer();
-
-  if (!jitprof_provider_active && Create)
-    return Create(ES);
-
+// Replaces LLVMOrcCreateRTDyldObjectLinkingLayerWithSectionMemoryManager for
+// llvmjit.so (see the file header).  Called twice per backend, once per
+// LLJIT instance.
+LLVMOrcObjectLayerRef
+replacementCreateLayer(LLVMOrcExecutionSessionRef ES) {
   return wrapLayer(createJitprofLayer(ES));
 }
 
@@ -413,24 +385,20 @@ LLVMOrcCreateRTDyldObjectLinkingLayerWithSectionMemoryManager(
 // jit_debugging_support or jit_profiling_support is on.  They cannot work
 // with a JITLink layer, and under RuntimeDyld they would duplicate jitprof's
 // own sinks, which those two settings turn on instead; so they are dropped.
-// (LLVM's listeners are process-wide singletons: nothing to free.)  Stock
-// llvmjit, used while jitprof is merely preloaded, keeps them.
-__attribute__((visibility("default"))) void
-LLVMOrcRTDyldObjectLinkingLayerRegisterJITEventListener(
-    LLVMOrcObjectLayerRef RTDyldObjLinkingLayer,
-    LLVMJITEventListenerRef Listener) {
-  RegisterListenerFn Register = originalRegisterListener();
+// (llvmjit never gets them in the first place: see below.)
+void replacementRegisterListener(LLVMOrcObjectLayerRef RTDyldObjLinkingLayer,
+                                 LLVMJITEventListenerRef Listener) {}
 
-  if (!jitprof_provider_active && Register)
-    Register(RTDyldObjLinkingLayer, Listener);
-}
+// LLVM's perf listener creates its jit-<pid>.dump file and marker when it is
+// constructed, and its GDB listener is never used with jitprof: llvmjit gets
+// no listener, and the NULL it gets instead goes to the function above.
+LLVMJITEventListenerRef replacementCreateListener(void) { return nullptr; }
 
 // llvmjit installs its error reporter on each LLJIT's execution session
 // here.  JITLink reports why a link failed only to that reporter; the failed
 // lookup that then ends the query carries just "Failed to materialize".  So
 // jitprof's reporter first records the message for the registry, which adds
 // it to the query's ERROR, then passes it on to llvmjit's reporter.
-namespace {
 struct ReporterChain {
   LLVMOrcErrorReporterFunction Report;
   void *Ctx;
@@ -441,26 +409,54 @@ void recordAndReport(void *Ctx, LLVMErrorRef Err) {
   char *Msg = LLVMGetErrorMessage(Err);
   // after llvmjit's WARNING, so that only the ERROR gets the context
   Chain->Report(Chain->Ctx, LLVMCreateStringError(Msg));
-  jp_registry_link_error(Msg);
+  jp_core->link_error(Msg);
   LLVMDisposeErrorMessage(Msg);
 }
-} // end anonymous namespace
 
-__attribute__((visibility("default"))) void
-LLVMOrcExecutionSessionSetErrorReporter(LLVMOrcExecutionSessionRef ES,
-                                        LLVMOrcErrorReporterFunction ReportError,
-                                        void *Ctx) {
-  using SetReporterFn = void (*)(LLVMOrcExecutionSessionRef,
-                                 LLVMOrcErrorReporterFunction, void *);
-  static auto Set = reinterpret_cast<SetReporterFn>(
-      originalSymbol("LLVMOrcExecutionSessionSetErrorReporter"));
+// Replaces LLVMOrcExecutionSessionSetErrorReporter for llvmjit.so.
+void replacementSetReporter(LLVMOrcExecutionSessionRef ES,
+                            LLVMOrcErrorReporterFunction ReportError,
+                            void *Ctx) {
+  auto Set = reinterpret_cast<SetReporterFn>(OriginalSetReporter);
   if (!Set)
     return;
-  if (!jitprof_provider_active || !ReportError)
+  if (!ReportError)
     return Set(ES, ReportError, Ctx);
   // One per execution session, alive as long as the process.
   auto *Chain = new ReporterChain{ReportError, Ctx};
   Set(ES, recordAndReport, Chain);
 }
+
+} // end anonymous namespace
+
+extern "C" {
+
+JitprofLinkerKind jp_linker_in_use(void) { return LinkerInUse; }
+
+const char *jp_llvm_version(void) { return LLVM_VERSION_STRING; }
+
+// What jitprof.so rebinds in llvmjit.so.  Only the object layer is
+// required: the other functions are called by llvmjit.so only if it was
+// built to call them, and then they are replaced too.
+const JitprofInterposer jp_linker_interposers[] = {
+    {"LLVMOrcCreateRTDyldObjectLinkingLayerWithSectionMemoryManager",
+     reinterpret_cast<void *>(replacementCreateLayer), &OriginalCreateLayer,
+     true},
+    {"LLVMOrcRTDyldObjectLinkingLayerRegisterJITEventListener",
+     reinterpret_cast<void *>(replacementRegisterListener),
+     &OriginalRegisterListener, false},
+    {"LLVMOrcExecutionSessionSetErrorReporter",
+     reinterpret_cast<void *>(replacementSetReporter), &OriginalSetReporter,
+     false},
+    {"LLVMCreatePerfJITEventListener",
+     reinterpret_cast<void *>(replacementCreateListener),
+     &OriginalCreatePerfListener, false},
+    {"LLVMCreateGDBRegistrationListener",
+     reinterpret_cast<void *>(replacementCreateListener),
+     &OriginalCreateGDBListener, false},
+};
+
+const int jp_linker_ninterposers =
+    sizeof(jp_linker_interposers) / sizeof(jp_linker_interposers[0]);
 
 } // extern "C"

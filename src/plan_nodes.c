@@ -12,8 +12,10 @@
  * samples minus its nodes' self samples, so that for every query the nodes'
  * self samples plus that row add up to query_samples exactly.
  *
- * Locking: each function copies the rows it needs under the store's lock in
- * shared mode, releases it, and only then computes and builds its result.
+ * Locking: each function takes copies of the store's entries and plan-node
+ * rows (jp_store_copy, jp_store_copy_nodes: a memcpy loop under the lock in
+ * shared mode) and computes and builds its result from them after the lock
+ * is released.
  *
  * Privacy as jitprof_hotspots: another user's rows show no query ID unless
  * the reader is a superuser or has pg_read_all_stats; jitprof_explain and
@@ -106,54 +108,46 @@ static NodeRow *
 copy_rows(bool one_query, int64 queryid, int *nrows,
 		  QueryRow **queries, int *nqueries)
 {
-	HASH_SEQ_STATUS status;
-	JpStoreNodeEntry *n;
-	JpStoreEntry *entry;
+	JpStoreNodeEntry *nodes;
+	JpStoreEntry *entries;
+	int64		nnodes;
+	int64		nentries;
 	NodeRow    *rows;
 	QueryRow   *qs;
-	int			cap;
-	int			qcap = 64;
 	int			count = 0;
 	int			qcount = 0;
 	bool		all = sees_all();
 	Oid			me = GetUserId();
 
-	jp_store_lock_shared();
-	cap = Max((int) jp_store_node_entries(), 1);
-	rows = palloc(sizeof(NodeRow) * cap);
-	qs = palloc(sizeof(QueryRow) * qcap);
-	jp_store_begin_node_scan(&status);
-	while ((n = hash_seq_search(&status)) != NULL)
+	/* two copies, each taken under the lock; no lock from here on */
+	entries = jp_store_copy(&nentries);
+	nodes = jp_store_copy_nodes(&nnodes);
+
+	rows = palloc(sizeof(NodeRow) * Max(nnodes, 1));
+	for (int64 i = 0; i < nnodes; i++)
 	{
-		if (one_query && n->key.queryid != queryid)
+		if (one_query && nodes[i].key.queryid != queryid)
 			continue;
-		if (count >= cap)
-		{
-			hash_seq_term(&status);
-			break;
-		}
-		rows[count].e = *n;
-		rows[count].visible = all || n->key.userid == me;
+		rows[count].e = nodes[i];
+		rows[count].visible = all || nodes[i].key.userid == me;
 		count++;
 	}
-	jp_store_begin_scan(&status);
-	while ((entry = hash_seq_search(&status)) != NULL)
+	pfree(nodes);
+	qs = palloc(sizeof(QueryRow) * Max(nentries, 1));
+	for (int64 i = 0; i < nentries; i++)
 	{
+		JpStoreEntry *entry = &entries[i];
+
 		if (entry->key.discriminator != 0)
 			continue;
 		if (one_query && entry->key.queryid != queryid)
 			continue;
-		if (qcount >= qcap)
-		{
-			qcap *= 2;
-			qs = repalloc(qs, sizeof(QueryRow) * qcap);
-		}
 		qs[qcount].key = entry->key;
 		qs[qcount].executions = entry->executions;
 		qs[qcount].query_samples = entry->query_samples;
 		qcount++;
 	}
-	jp_store_unlock();
+	pfree(entries);
 
 	qsort(rows, count, sizeof(NodeRow), row_cmp);
 
@@ -539,14 +533,13 @@ jitprof_folded_1_1(PG_FUNCTION_ARGS)
 	ReturnSetInfo *rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
 	bool		all;
 	Oid			me = GetUserId();
-	HASH_SEQ_STATUS status;
+	JpStoreEntry *entries;
 	JpStoreEntry *entry;
+	int64		nentries;
 	FoldedFunction *fns;
 	QueryRow   *qs;
 	int			nfns = 0;
-	int			cap = 256;
 	int			nq = 0;
-	int			qcap = 64;
 	JpPlanPaths *paths;
 	int64	   *fn_total_of_row;
 	StringInfoData line;
@@ -555,21 +548,15 @@ jitprof_folded_1_1(PG_FUNCTION_ARGS)
 	InitMaterializedSRF(fcinfo, MAT_SRF_USE_EXPECTED_DESC);
 	all = sees_all();
 
-	fns = palloc(sizeof(FoldedFunction) * cap);
-	qs = palloc(sizeof(QueryRow) * qcap);
-	jp_store_lock_shared();
-	jp_store_begin_scan(&status);
-	while ((entry = hash_seq_search(&status)) != NULL)
+	entries = jp_store_copy(&nentries);
+	fns = palloc(sizeof(FoldedFunction) * Max(nentries, 1));
+	qs = palloc(sizeof(QueryRow) * Max(nentries, 1));
+	for (entry = entries; entry < entries + nentries; entry++)
 	{
 		if (!(all || entry->key.userid == me))
 			continue;
 		if (entry->key.discriminator == 0)
 		{
-			if (nq >= qcap)
-			{
-				qcap *= 2;
-				qs = repalloc(qs, sizeof(QueryRow) * qcap);
-			}
 			qs[nq].key = entry->key;
 			qs[nq].executions = entry->executions;
 			qs[nq].query_samples = entry->query_samples;
@@ -580,11 +567,6 @@ jitprof_folded_1_1(PG_FUNCTION_ARGS)
 			FoldedFunction *f;
 			const char *ordinal;
 
-			if (nfns >= cap)
-			{
-				cap *= 2;
-				fns = repalloc(fns, sizeof(FoldedFunction) * cap);
-			}
 			f = &fns[nfns++];
 			f->key = entry->key;
 			f->self_samples = entry->self_samples;
@@ -599,7 +581,7 @@ jitprof_folded_1_1(PG_FUNCTION_ARGS)
 			strlcpy(f->ordinal, ordinal, sizeof(f->ordinal));
 		}
 	}
-	jp_store_unlock();
+	pfree(entries);
 
 	/* no lock from here on */
 	paths = jp_plan_paths_copy();

@@ -3,15 +3,22 @@
  * provider.c
  *	  jitprof as a JIT provider: PostgreSQL's llvmjit, wrapped.
  *
- * With jit_provider = 'jitprof' the server calls _PG_jit_provider_init here.
- * It loads llvmjit.so, PostgreSQL's own provider, and passes its callbacks
- * through.  Because jitprof.so is already loaded (RTLD_GLOBAL) when llvmjit.so
- * is, llvmjit's object layer comes from linker.cpp, not from libLLVM.
+ * With jit_provider = 'jitprof' the server calls _PG_jit_provider_init here,
+ * once per backend, at its first JIT compilation.  It loads jitprof_llvm.so
+ * (llvm_library.c), then llvmjit.so, PostgreSQL's own provider, and rebinds
+ * llvmjit.so's calls of the LLVM C API functions that create its object
+ * layer to jitprof_llvm.so's replacements (got_patch.c).  That works in any
+ * load order and changes llvmjit.so only: see doc/provider.md.  Then it
+ * passes llvmjit's callbacks through.
+ *
+ * If llvmjit.so cannot be rebound, llvmjit runs as without jitprof, after
+ * one WARNING.  If jitprof.llvmjit_library leads back into jitprof, JIT is
+ * off for the backend, after one WARNING: queries run, interpreted.
  *
  * The compile_expr wrapper sees each expression right after llvmjit has
  * generated its functions and before they are optimized and emitted: it names
  * them (naming.c) and asks for frame pointers so that profilers can unwind
- * through JIT frames.
+ * through JIT frames (through jitprof_llvm.so, which calls LLVM).
  *
  *-------------------------------------------------------------------------
  */
@@ -20,16 +27,12 @@
 #include <dlfcn.h>
 #include <sys/stat.h>
 
-#include "access/parallel.h"
 #include "fmgr.h"
 #include "jit/llvmjit.h"
 #include "miscadmin.h"
 #include "utils/queryjumble.h"
 
-#include <llvm-c/Core.h>
-
 #include "jitprof.h"
-#include "linker.h"
 
 /* true once this backend uses jitprof as its JIT provider */
 bool		jitprof_provider_active = false;
@@ -44,13 +47,12 @@ static void jp_release_context(JitContext *context);
 static void jp_reset_after_error(void);
 
 /*
- * Resolve the library name the way the dynamic loader of PostgreSQL does,
+ * Resolve a library name the way the dynamic loader of PostgreSQL does,
  * so that a missing file can be reported by its full path.
  */
-static char *
-llvmjit_path(void)
+char	   *
+jp_llvmjit_path(const char *name)
 {
-	const char *name = jitprof_llvmjit_library;
 	char	   *path;
 
 	if (strncmp(name, "$libdir/", 8) == 0)
@@ -66,6 +68,56 @@ llvmjit_path(void)
 	return path;
 }
 
+static bool
+same_file(const struct stat *st, const char *path)
+{
+	struct stat other;
+
+	return path != NULL && stat(path, &other) == 0 &&
+		st->st_dev == other.st_dev && st->st_ino == other.st_ino;
+}
+
+/*
+ * Is the library file at "path" one of jitprof's own (under any name, hard
+ * and symbolic links included)?
+ */
+bool
+jp_library_is_jitprof(const char *path)
+{
+	struct stat st;
+	Dl_info		self;
+	char	   *llvm_path;
+	bool		is_llvm;
+
+	if (stat(path, &st) != 0)
+		return false;
+
+	/*
+	 * Not dladdr(_PG_jit_provider_init): that exported name may resolve to
+	 * another library's (llvmjit's, if it was loaded first).
+	 */
+	if (dladdr((void *) jp_library_is_jitprof, &self) != 0 &&
+		same_file(&st, self.dli_fname))
+		return true;
+
+	llvm_path = psprintf("%s/%s%s", pkglib_path, JP_LLVM_LIBRARY, DLSUFFIX);
+	is_llvm = same_file(&st, llvm_path);
+	pfree(llvm_path);
+	return is_llvm;
+}
+
+/* Is code inside jitprof.so (this very copy of it)? */
+static bool
+in_this_library(const void *code)
+{
+	Dl_info		self;
+	Dl_info		other;
+
+	return dladdr((void *) jp_library_is_jitprof, &self) != 0 &&
+		dladdr(code, &other) != 0 &&
+		self.dli_fbase == other.dli_fbase;
+}
+
 static void
 loading_llvmjit_context(void *arg)
 {
@@ -73,14 +125,76 @@ loading_llvmjit_context(void *arg)
 			   (const char *) arg);
 }
 
+/* callbacks of a provider that compiles nothing: JIT is off */
+static bool
+no_compile_expr(ExprState *state)
+{
+	return false;
+}
+
+static void
+no_release_context(JitContext *context)
+{
+}
+
+static void
+no_reset_after_error(void)
+{
+}
+
+/*
+ * jitprof.llvmjit_library leads back into jitprof.  The GUC's check hook
+ * refuses such a value when it is set; this catches what it cannot see (a
+ * library that loads jitprof in turn, a file changed since).  Loading on
+ * would recurse without end, so JIT is turned off for this backend instead:
+ * queries still run, interpreted, as when no JIT provider is installed.
+ */
+static void
+refuse_self_reference(JitProviderCallbacks *cb, const char *path,
+					  bool loads_jitprof)
+{
+	ereport(WARNING,
+			(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+			 errmsg("jitprof.llvmjit_library leads back into jitprof"),
+			 loads_jitprof ?
+			 errdetail("Library \"%s\" loads jitprof's JIT provider in turn. JIT compilation is disabled for this session.",
+					   path) :
+			 errdetail("Library \"%s\" is part of jitprof. JIT compilation is disabled for this session.",
+					   path),
+			 errhint("Set jitprof.llvmjit_library to PostgreSQL's llvmjit, for example '$libdir/llvmjit'.")));
+
+	cb->reset_after_error = no_reset_after_error;
+	cb->release_context = no_release_context;
+	cb->compile_expr = no_compile_expr;
+}
+
 void
 _PG_jit_provider_init(JitProviderCallbacks *cb)
 {
-	char	   *path = llvmjit_path();
+	static bool in_init = false;
+	static bool reentered = false;
+	char	   *path = jp_llvmjit_path(jitprof_llvmjit_library);
 	struct stat st;
-	void	   *handle;
-	JitProviderInit init;
+	const JitprofLlvmTable *llvm;
+	JitProviderInit volatile init = NULL;
+	volatile bool bound = false;
 	ErrorContextCallback errcallback;
+
+	if (in_init)
+	{
+		/* the library being loaded called back in: the outer call warns */
+		reentered = true;
+		cb->reset_after_error = no_reset_after_error;
+		cb->release_context = no_release_context;
+		cb->compile_expr = no_compile_expr;
+		return;
+	}
+
+	if (jp_library_is_jitprof(path))
+	{
+		refuse_self_reference(cb, path, false);
+		return;
+	}
 
 	if (stat(path, &st) != 0)
 		ereport(ERROR,
@@ -89,35 +203,54 @@ _PG_jit_provider_init(JitProviderCallbacks *cb)
 						path),
 				 errhint("Install PostgreSQL's LLVM JIT support (llvmjit.so), or set jitprof.llvmjit_library to its path.")));
 
-	/*
-	 * If llvmjit is already loaded, its LLVM symbols were bound before
-	 * jitprof could take them over, and its code would bypass jitprof.
-	 *
-	 * Not so in a parallel worker: it loads its leader's libraries, in the
-	 * leader's order (RestoreLibraryState), before JIT starts, so llvmjit.so
-	 * is there already but was loaded after jitprof.so and bound to it.  Had
-	 * the order been wrong, the leader would have warned already.
-	 */
-	handle = IsParallelWorker() ? NULL : dlopen(path, RTLD_NOW | RTLD_NOLOAD);
-	if (handle != NULL)
-	{
-		dlclose(handle);
-		ereport(WARNING,
-				(errmsg("\"%s\" was loaded before jitprof; its code is not linked by jitprof",
-						path),
-				 errhint("Do not load llvmjit yourself: set jit_provider = 'jitprof' and let jitprof load it.")));
-	}
+	llvm = jp_llvm_load();
 
 	errcallback.callback = loading_llvmjit_context;
 	errcallback.arg = path;
 	errcallback.previous = error_context_stack;
 	error_context_stack = &errcallback;
 
-	init = (JitProviderInit)
-		load_external_function(path, "_PG_jit_provider_init", true, NULL);
-	init(&llvmjit_callbacks);
+	in_init = true;
+	PG_TRY();
+	{
+		/*
+		 * llvmjit.so may be loaded already (a parallel worker loads its
+		 * leader's libraries first; anyone may LOAD it): that is fine, its
+		 * LLVM session starts at its first compilation, after this.
+		 */
+		init = (JitProviderInit)
+			load_external_function(path, "_PG_jit_provider_init", true, NULL);
+		if (in_this_library((const void *) init))
+			reentered = true;
+		else
+		{
+			/* sets callbacks only (and may call back in here, see above) */
+			init(&llvmjit_callbacks);
+			if (!reentered && llvm != NULL)
+				bound = jp_got_patch((const void *) init, path,
+									 llvm->interposers, llvm->ninterposers);
+		}
+	}
+	PG_FINALLY();
+	{
+		in_init = false;
+	}
+	PG_END_TRY();
 
 	error_context_stack = errcallback.previous;
+
+	if (reentered)
+	{
+		refuse_self_reference(cb, path, !in_this_library((const void *) init));
+		return;
+	}
+
+	if (!bound)
+	{
+		/* stock llvmjit, as if jitprof were not there (a WARNING was given) */
+		*cb = llvmjit_callbacks;
+		return;
+	}
 
 	cb->reset_after_error = jp_reset_after_error;
 	cb->release_context = jp_release_context;
@@ -127,21 +260,6 @@ _PG_jit_provider_init(JitProviderCallbacks *cb)
 
 	/* without preloading, this is the first chance to ask for query IDs */
 	EnableQueryId();
-}
-
-/*
- * Ask LLVM to keep a frame pointer in a JIT function, so that perf -g and
- * jitprof's sampler can walk from JIT code into the executor.
- */
-static void
-keep_frame_pointer(LLVMValueRef fn)
-{
-	LLVMContextRef ctx = LLVMGetTypeContext(LLVMTypeOf(fn));
-	LLVMAttributeRef attr = LLVMCreateStringAttribute(ctx, "frame-pointer",
-													  strlen("frame-pointer"),
-													  "all", strlen("all"));
-
-	LLVMAddAttributeAtIndex(fn, LLVMAttributeFunctionIndex, attr);
 }
 
 /*
@@ -209,9 +327,9 @@ jp_compile_expr(ExprState *state)
 	EState	   *estate = state->parent->state;
 	LLVMJitContext *context;
 	int			counter_before;
-	const char *names[MAX_FUNCTIONS_PER_EXPR];
+	char	   *names[MAX_FUNCTIONS_PER_EXPR];
 	bool		is_deform[MAX_FUNCTIONS_PER_EXPR];
-	int			nfunctions = 0;
+	int			nfunctions;
 	int32		compiling;
 	bool		compiled;
 
@@ -225,45 +343,37 @@ jp_compile_expr(ExprState *state)
 	if (!compiled)
 		return false;
 
+	/*
+	 * llvmjit creates its object layers with its LLVM session, on its first
+	 * compilation: by now jitprof's linker must be the one in use.
+	 */
+	if (jp_llvm->linker_in_use() == JP_LINKER_NONE)
+	{
+		static bool warned = false;
+
+		if (!warned)
+			ereport(WARNING,
+					(errmsg("jitprof does not link the JIT-compiled code of this session"),
+					 errdetail("PostgreSQL's llvmjit created its object layer without jitprof, so jitprof names and profiles none of its code."),
+					 errhint("Make sure nothing but jitprof loads and initializes llvmjit: set jit_provider = 'jitprof'.")));
+		warned = true;
+	}
+
 	watch_first_evaluation(state);
 
 	context = (LLVMJitContext *) estate->es_jit;
 	if (context == NULL || context->module == NULL)
 		return true;
 
-	/*
-	 * llvm_expand_funcname() numbers every function it names with the
-	 * context's counter, so the new functions are those numbered from
-	 * counter_before on.
-	 */
-	for (int n = counter_before;
-		 n < context->counter && nfunctions < MAX_FUNCTIONS_PER_EXPR; n++)
-	{
-		static const char *const prefixes[] = {"evalexpr", "deform"};
+	nfunctions = jp_llvm->new_functions(context, counter_before,
+										MAX_FUNCTIONS_PER_EXPR,
+										names, is_deform);
 
-		for (int p = 0; p < lengthof(prefixes); p++)
-		{
-			char	   *name = psprintf("%s_%zu_%d", prefixes[p],
-										context->module_generation, n);
-			LLVMValueRef fn = LLVMGetNamedFunction(context->module, name);
-
-			if (fn == NULL || LLVMIsDeclaration(fn))
-			{
-				pfree(name);
-				continue;
-			}
-			keep_frame_pointer(fn);
-			names[nfunctions] = name;
-			is_deform[nfunctions] = (p == 1);
-			nfunctions++;
-			break;
-		}
-	}
-
-	jp_naming_record_expr(state, &context->base, names, is_deform, nfunctions);
+	jp_naming_record_expr(state, &context->base, (const char *const *) names,
+						  is_deform, nfunctions);
 
 	for (int i = 0; i < nfunctions; i++)
-		pfree((char *) names[i]);
+		pfree(names[i]);
 
 	return true;
 }

@@ -3,7 +3,8 @@
  * registry.c
  *	  The backend's record of linked JIT code, and its fan-out to the sinks.
  *
- * Either linker (linker.cpp) reports each linked object here with the plain
+ * Either linker (linker.cpp, in jitprof_llvm.so, through the table of
+ * jitprof_llvm.h) reports each linked object here with the plain
  * address, size and llvmjit name of its functions.  The registry gives each
  * function its origin and readable name (naming.c), keeps the object until
  * its code is freed, tells every enabled sink, and keeps the counters and the
@@ -19,7 +20,6 @@
 #include "postgres.h"
 
 #include "jitprof.h"
-#include "linker.h"
 
 #define MAX_SINKS			8
 #define RECENT_FUNCTIONS	1024

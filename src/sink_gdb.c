@@ -23,9 +23,14 @@
  * holds symbols for unmapped code and the list stays short (gdb's cost per
  * registration grows with the number of registered objects).
  *
+ * This file is part of jitprof_llvm.so, because it needs libelf; the
+ * setting it reads (jitprof.gdb) is defined by jitprof.so and read through
+ * jp_core, and the sink is registered with jitprof.so's registry when
+ * jitprof_llvm.so is connected (see jitprof_llvm.h).
+ *
  * Which descriptor.  libLLVM-14 defines __jit_debug_descriptor and
  * __jit_debug_register_code itself (for its own GDB listener), and a gdb
- * attached to a backend finds them there.  jitprof.so links against
+ * attached to a backend finds them there.  jitprof_llvm.so links against
  * libLLVM-14 and uses those very symbols, so the process has one list and
  * gdb reads it whole; a second descriptor defined here might be the one gdb
  * does not look at.
@@ -33,7 +38,7 @@
  * Consistency of that shared list.  The other code in this process that can
  * write it is LLVM's: GDBRegistrationListener (which llvmjit attaches through
  * LLVMOrcRTDyldObjectLinkingLayerRegisterJITEventListener when
- * jit_debugging_support is on; jitprof replaces that function with a no-op,
+ * jit_debugging_support is on; jitprof gives llvmjit no such listener,
  * see linker.cpp) and ORC's JITLoaderGDB (used by DebugObjectManagerPlugin,
  * which neither llvmjit nor jitprof installs).  Each takes a mutex private to
  * libLLVM, which C code cannot take.  Nor does it need to:
@@ -80,10 +85,10 @@
 
 #include "jit/jit.h"
 #include "portability/instr_time.h"
-#include "utils/guc.h"
 
 #include "elf_machine.h"
 #include "jitprof.h"
+#include "linker.h"
 
 /*
  * The GDB JIT interface, as gdb's manual ("JIT Compilation Interface")
@@ -128,10 +133,7 @@ typedef struct GdbImage
 	char		image[FLEXIBLE_ARRAY_MEMBER];
 } GdbImage;
 
-/* GUC */
-static bool jitprof_gdb = false;
-
-JitprofGdbCounters jp_gdb_counters;
+static JitprofGdbCounters counters;
 
 static GdbImage *registered = NULL;
 static bool elf_ready = false;
@@ -146,25 +148,24 @@ static const JitprofSink gdb_sink = {
 	.object_freed = gdb_object_freed,
 };
 
+/* Called once, when jitprof_llvm.so is connected. */
 void
 jp_gdb_init(void)
 {
-	DefineCustomBoolVariable("jitprof.gdb",
-							 "Registers JIT-compiled functions with gdb under their jitprof names.",
-							 "Uses gdb's JIT interface; also on when jit_debugging_support is on.",
-							 &jitprof_gdb,
-							 false,
-							 PGC_SUSET,
-							 0,
-							 NULL, NULL, NULL);
+	jp_core->register_sink(&gdb_sink);
+}
 
-	jp_registry_register_sink(&gdb_sink);
+/* jitprof_status's copy of the counters */
+void
+jp_gdb_counters(JitprofGdbCounters *out)
+{
+	*out = counters;
 }
 
 static bool
 gdb_enabled(void)
 {
-	return jitprof_gdb || jit_debugging_support;
+	return *jp_core->gdb || jit_debugging_support;
 }
 
 /* name gdb shows for a function */
@@ -489,7 +490,7 @@ gdb_object_linked(const JitprofObject *object)
 	image = build_image(object);
 	if (image == NULL)
 	{
-		jp_gdb_counters.failures++;
+		counters.failures++;
 		return;
 	}
 	image->key = object->key;
@@ -503,12 +504,12 @@ gdb_object_linked(const JitprofObject *object)
 	image->next = registered;
 	registered = image;
 
-	jp_gdb_counters.objects_registered++;
-	jp_gdb_counters.objects_live++;
+	counters.objects_registered++;
+	counters.objects_live++;
 	INSTR_TIME_SUBTRACT(end, built);
 	INSTR_TIME_SUBTRACT(built, start);
-	jp_gdb_counters.build_us += INSTR_TIME_GET_MICROSEC(built);
-	jp_gdb_counters.register_us += INSTR_TIME_GET_MICROSEC(end);
+	counters.build_us += INSTR_TIME_GET_MICROSEC(built);
+	counters.register_us += INSTR_TIME_GET_MICROSEC(end);
 }
 
 static void
@@ -541,6 +542,6 @@ gdb_object_freed(const JitprofObject *object)
 	}
 	INSTR_TIME_SET_CURRENT(end);
 	INSTR_TIME_SUBTRACT(end, start);
-	jp_gdb_counters.unregister_us += INSTR_TIME_GET_MICROSEC(end);
-	jp_gdb_counters.objects_live--;
+	counters.unregister_us += INSTR_TIME_GET_MICROSEC(end);
+	counters.objects_live--;
 }

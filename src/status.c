@@ -5,7 +5,9 @@
  *
  * jitprof_status() lists facts as name/value rows; jitprof_functions()
  * lists the most recently linked functions with their origin.  Both describe
- * the calling backend only.
+ * the calling backend only.  The linker, LLVM and gdb facts come from
+ * jitprof_llvm.so once the provider has loaded it; before that they are
+ * "none" and zeroes (asking never loads LLVM).
  *
  * Code addresses would help an attacker defeat address space layout
  * randomisation, and PostgreSQL shows no process addresses to unprivileged
@@ -24,7 +26,6 @@
 #include "utils/builtins.h"
 
 #include "jitprof.h"
-#include "linker.h"
 
 PG_FUNCTION_INFO_V1(jitprof_status_1_0);
 PG_FUNCTION_INFO_V1(jitprof_functions_1_0);
@@ -52,19 +53,44 @@ put_status_u64(ReturnSetInfo *rsinfo, const char *name, uint64 value)
 	put_status(rsinfo, name, buf);
 }
 
+static const char *
+linker_name(JitprofLinkerKind kind)
+{
+	switch (kind)
+	{
+		case JP_LINKER_JITLINK:
+			return "jitlink";
+		case JP_LINKER_RTDYLD:
+			return "rtdyld";
+		case JP_LINKER_NONE:
+			break;
+	}
+	return "none";
+}
+
 Datum
 jitprof_status_1_0(PG_FUNCTION_ARGS)
 {
 	ReturnSetInfo *rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
 	JitprofArenaStats arena;
+	JitprofGdbCounters gdb;
+	JitprofLinkerKind linker = JP_LINKER_NONE;
 
 	InitMaterializedSRF(fcinfo, 0);
 	Assert(rsinfo->setDesc->natts == STATUS_COLS);
 
-	jp_arena_stats(&arena);
+	memset(&arena, 0, sizeof(arena));
+	memset(&gdb, 0, sizeof(gdb));
+	if (jp_llvm != NULL)
+	{
+		jp_llvm->arena_stats(&arena);
+		jp_llvm->gdb_counters(&gdb);
+		linker = jp_llvm->linker_in_use();
+	}
 
-	put_status(rsinfo, "linker", jp_linker_name(jp_linker_in_use));
-	put_status(rsinfo, "llvm_version", jp_llvm_version());
+	put_status(rsinfo, "linker", linker_name(linker));
+	put_status(rsinfo, "llvm_version",
+			   jp_llvm != NULL ? jp_llvm->llvm_version : "none");
 	put_status(rsinfo, "provider_active",
 			   jitprof_provider_active ? "on" : "off");
 	put_status(rsinfo, "preloaded", jitprof_preloaded ? "on" : "off");
@@ -98,13 +124,13 @@ jitprof_status_1_0(PG_FUNCTION_ARGS)
 	put_status_u64(rsinfo, "jitdump_records_dropped",
 				   jp_jitdump_counters.dropped);
 	put_status_u64(rsinfo, "gdb_objects_registered",
-				   jp_gdb_counters.objects_registered);
-	put_status_u64(rsinfo, "gdb_objects_live", jp_gdb_counters.objects_live);
-	put_status_u64(rsinfo, "gdb_failures", jp_gdb_counters.failures);
-	put_status_u64(rsinfo, "gdb_build_us", jp_gdb_counters.build_us);
-	put_status_u64(rsinfo, "gdb_register_us", jp_gdb_counters.register_us);
+				   gdb.objects_registered);
+	put_status_u64(rsinfo, "gdb_objects_live", gdb.objects_live);
+	put_status_u64(rsinfo, "gdb_failures", gdb.failures);
+	put_status_u64(rsinfo, "gdb_build_us", gdb.build_us);
+	put_status_u64(rsinfo, "gdb_register_us", gdb.register_us);
 	put_status_u64(rsinfo, "gdb_unregister_us",
-				   jp_gdb_counters.unregister_us);
+				   gdb.unregister_us);
 
 	return (Datum) 0;
 }

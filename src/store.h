@@ -6,7 +6,8 @@
  *
  * The sampler aggregates samples per JIT function in backend-local memory
  * and hands them to the store in batches, each for one execution of one
- * query (jp_store_flush).  The SQL functions read the store under its lock.
+ * query (jp_store_flush).  The SQL functions read a copy of the store taken
+ * under its lock (jp_store_copy).
  *
  *-------------------------------------------------------------------------
  */
@@ -140,9 +141,9 @@ extern void jp_store_flush(Oid userid, Oid dbid, int64 queryid,
 extern void jp_store_lock_shared(void);
 extern void jp_store_unlock(void);
 extern void jp_store_begin_scan(HASH_SEQ_STATUS *status);
-extern void jp_store_begin_node_scan(HASH_SEQ_STATUS *status);
+extern JpStoreEntry *jp_store_copy(int64 *nentries);
+extern JpStoreNodeEntry *jp_store_copy_nodes(int64 *nnodes);
 extern int	jitprof_max_plan_nodes;
-extern int64 jp_store_node_entries(void);
 extern int64 jp_store_node_count(void);
 extern void jp_store_health(JpSamplerHealth *health, int64 *evictions,
 							int64 *entries, TimestampTz *stats_reset);

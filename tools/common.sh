@@ -19,6 +19,10 @@ if [ -n "${JITPROF_PGTREE:-}" ]; then
 		cp -a "$sys_lib" "$JITPROF_PGTREE$(dirname "$sys_lib")/"
 		cp -a "$sys_share" "$JITPROF_PGTREE$(dirname "$sys_share")/"
 	fi
+	# extensions installed on the system after the copy was made (PoWA,
+	# pg_stat_statements...): add the files the copy lacks, keep the rest
+	cp -an "$sys_lib" "$JITPROF_PGTREE$(dirname "$sys_lib")/" 2>/dev/null || true
+	cp -an "$sys_share" "$JITPROF_PGTREE$(dirname "$sys_share")/" 2>/dev/null || true
 	PG_BINDIR="$JITPROF_PGTREE$sys_lib/bin"
 	INSTALL_DESTDIR=$JITPROF_PGTREE
 else

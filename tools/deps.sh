@@ -10,6 +10,11 @@ packages=(
 	libipc-run-perl
 	linux-perf gdb
 	binutils
+	# monitoring integrations (integrations/, test/t/05x): the exporter,
+	# a Prometheus server, PoWA's extension and its remote-mode collector
+	prometheus-postgres-exporter prometheus
+	postgresql-15-powa powa-collector
+	curl
 )
 
 missing=()

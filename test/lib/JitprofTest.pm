@@ -14,7 +14,8 @@ use Exporter 'import';
 use PostgreSQL::Test::Cluster;
 use PostgreSQL::Test::Utils;
 
-our @EXPORT = qw(jitprof_node jitprof_conf status_value build_test_module);
+our @EXPORT = qw(jitprof_node jitprof_conf status_value build_test_module
+  maps_of pkglibdir);
 
 # The regression suite's settings, as a string for append_conf.
 sub jitprof_conf
@@ -46,12 +47,28 @@ sub status_value
 		"${sql}SELECT value FROM jitprof_status WHERE name = '$name'");
 }
 
+# The library directory of the installation under test.
+sub pkglibdir
+{
+	my $dir = `pg_config --pkglibdir`;
+	chomp $dir;
+	return $dir;
+}
+
+# /proc/<pid>/maps of a process, as one string.
+sub maps_of
+{
+	my ($pid) = @_;
+	return slurp_file("/proc/$pid/maps");
+}
+
 # Compile test/modules/<name>.c with pg_config's compiler and flags into
 # DIR/<name>.so and return that path, for LOAD or CREATE FUNCTION by
-# absolute path.  Dies (failing the test) when it does not build.
+# absolute path.  Extra arguments go to the compiler (-I, libraries).  Dies
+# (failing the test) when it does not build.
 sub build_test_module
 {
-	my ($name, $dir) = @_;
+	my ($name, $dir, @extra) = @_;
 	my $src = $ENV{JITPROF_SRC} // '.';
 	# the pg_config of the installed headers (a private tree has none)
 	my $pg_config = $ENV{JITPROF_BUILD_PG_CONFIG} // 'pg_config';
@@ -63,7 +80,7 @@ sub build_test_module
 	my @cmd = (
 		$pgc->('--cc'), $pgc->('--cppflags'), $pgc->('--cflags'),
 		$pgc->('--cflags_sl'), '-I' . join('', $pgc->('--includedir-server')),
-		'-shared', '-o', "$dir/$name.so", "$src/test/modules/$name.c");
+		'-shared', '-o', "$dir/$name.so", "$src/test/modules/$name.c", @extra);
 	my ($stdout, $stderr) = run_command(\@cmd);
 	die "could not build test module $name: $stderr" unless -f "$dir/$name.so";
 	return "$dir/$name.so";

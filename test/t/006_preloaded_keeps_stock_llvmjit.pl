@@ -1,8 +1,8 @@
 # With jitprof preloaded but jit_provider = 'llvmjit' (the escape hatch back
 # to stock JIT), llvmjit stays stock: RuntimeDyld links its code, jitprof
 # sees none of it, and LLVM's own perf listener (jit_profiling_support)
-# still works.  Preloading puts jitprof's definitions of llvmjit's layer
-# functions first, so this has to be arranged for.
+# still works.  jitprof rebinds llvmjit's LLVM calls only when it is the
+# provider (doc/provider.md), so this llvmjit is never touched.
 use strict;
 use warnings;
 

@@ -1,0 +1,158 @@
+/*-------------------------------------------------------------------------
+ *
+ * jitprof_llvm.h
+ *	  The one interface between jitprof.so and jitprof_llvm.so.
+ *
+ * jitprof is built as two shared libraries (see doc/provider.md):
+ *
+ * - jitprof.so, the library in shared_preload_libraries and jit_provider,
+ *   is plain C and needs no LLVM, libstdc++ or libelf, so preloading it
+ *   maps none of them into the postmaster or its children.
+ * - jitprof_llvm.so holds everything that does: the linker and code arena
+ *   (C++), the gdb sink (libelf) and the LLVM C API calls of the provider.
+ *   jitprof.so loads it in a backend the first time it is that backend's
+ *   JIT provider, just before llvmjit.so (which maps LLVM anyway).
+ *
+ * jitprof_llvm.so exports a single function, JP_LLVM_CONNECT.  jitprof.so
+ * calls it with a table of its own functions and settings, and gets back a
+ * table of jitprof_llvm.so's.  Neither library refers to a symbol of the
+ * other: everything crosses through these two tables, so neither depends on
+ * the order in which the dynamic loader sees them.
+ *
+ * Every function in both tables runs in the backend's only thread.  The
+ * core table's functions are called from inside LLVM's call stack: they
+ * never throw an ERROR and allocate with malloc.
+ *
+ * Plain C, included by the C and the C++ files of both libraries (C++
+ * includes it inside extern "C" { }).
+ *
+ *-------------------------------------------------------------------------
+ */
+#ifndef JITPROF_LLVM_H
+#define JITPROF_LLVM_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+/* bump when either table changes: the two libraries are built together */
+#define JP_LLVM_ABI_VERSION 1
+
+/* name of the library (in $libdir) and of its one exported function */
+#define JP_LLVM_LIBRARY		"jitprof_llvm"
+#define JP_LLVM_CONNECT		"jitprof_llvm_connect"
+
+struct JitprofSink;
+struct LLVMJitContext;
+
+/* values of jitprof.linker, and the linker a backend ended up with */
+typedef enum JitprofLinkerKind
+{
+	JP_LINKER_NONE = 0,			/* no object layer created yet */
+	JP_LINKER_JITLINK,
+	JP_LINKER_RTDYLD
+} JitprofLinkerKind;
+
+/* A function as the linker sees it: llvmjit's name and where it landed. */
+typedef struct JitprofLinkedFunction
+{
+	const char *llvm_name;
+	uint64_t	address;
+	uint64_t	size;
+} JitprofLinkedFunction;
+
+/* the JIT code address space (code_arena.cpp) */
+typedef struct JitprofArenaStats
+{
+	uint64_t	reserved_bytes; /* address space reserved, live arenas */
+	uint64_t	committed_bytes;	/* pages currently backing live code */
+	uint64_t	allocations_live;
+	uint64_t	allocations_total;
+	uint64_t	arenas_created;
+	uint64_t	arenas_smaller; /* reserved smaller than the usual step */
+	uint64_t	reserve_failures;	/* reservations the kernel refused */
+	uint64_t	objects_reused; /* got the addresses of an earlier copy */
+	uint64_t	shapes_cached;	/* freed ranges kept for reuse */
+} JitprofArenaStats;
+
+/* what the gdb sink did (sink_gdb.c) */
+typedef struct JitprofGdbCounters
+{
+	uint64_t	objects_registered;
+	uint64_t	objects_live;
+	uint64_t	failures;
+	uint64_t	build_us;		/* making ELF images */
+	uint64_t	register_us;	/* linking them in and telling the debugger */
+	uint64_t	unregister_us;
+} JitprofGdbCounters;
+
+/*
+ * jitprof.so's side, handed to jitprof_llvm.so: the registry that the
+ * linker reports to, and the settings it reads.  The settings are pointers
+ * to the GUC variables, so that a SET is seen at once.
+ */
+typedef struct JitprofCoreTable
+{
+	uint32_t	abi_version;
+
+	/* registry.c */
+	void		(*object_linked) (uint64_t key,
+								  const JitprofLinkedFunction *functions,
+								  int nfunctions);
+	void		(*object_freed) (uint64_t key);
+	void		(*link_failed) (void);
+	void		(*link_error) (const char *message);
+	void		(*register_sink) (const struct JitprofSink *sink);
+	bool		(*stable_name) (const char *llvm_name, char *buf, size_t len);
+	void		(*linker_fallback) (const char *reason);
+
+	/* GUCs (jitprof.c) */
+	const int  *linker;			/* jitprof.linker, a JitprofLinkerKind */
+	const bool *debug_fail_link;	/* jitprof.debug_fail_link */
+	const bool *gdb;			/* jitprof.gdb */
+	const int  *code_arena_max_size;	/* jitprof.code_arena_max_size, kB */
+} JitprofCoreTable;
+
+/*
+ * One LLVM C API function that llvmjit.so calls and jitprof_llvm.so
+ * replaces.  jitprof.so binds llvmjit.so's call to the replacement
+ * (got_patch.c), and stores the function the call was bound to before in
+ * *original, which the replacement calls on.
+ */
+typedef struct JitprofInterposer
+{
+	const char *symbol;
+	void	   *replacement;
+	void	  **original;
+	bool		required;		/* without it jitprof links none of llvmjit's
+								 * code */
+} JitprofInterposer;
+
+/* jitprof_llvm.so's side, handed back to jitprof.so */
+typedef struct JitprofLlvmTable
+{
+	uint32_t	abi_version;
+	const char *llvm_version;	/* LLVM the library was built with */
+
+	/* linker.cpp */
+	const JitprofInterposer *interposers;
+	int			ninterposers;
+	JitprofLinkerKind (*linker_in_use) (void);
+
+	/* code_arena.cpp, sink_gdb.c: for jitprof_status */
+	void		(*arena_stats) (JitprofArenaStats *stats);
+	void		(*gdb_counters) (JitprofGdbCounters *counters);
+
+	/*
+	 * llvm_entry.c: the functions llvmjit generated in "context" numbered
+	 * from counter_before on, in generation order, each given a frame
+	 * pointer.  Stores at most max palloc'd names, and whether each is a
+	 * deform function; returns how many.
+	 */
+	int			(*new_functions) (struct LLVMJitContext *context,
+								  int counter_before, int max,
+								  char **names, bool *is_deform);
+} JitprofLlvmTable;
+
+typedef const JitprofLlvmTable *(*JitprofLlvmConnect) (const JitprofCoreTable *core);
+
+#endif							/* JITPROF_LLVM_H */

@@ -1,0 +1,26 @@
+/*-------------------------------------------------------------------------
+ *
+ * jp_loops_back.c
+ *	  Test module: a JIT provider whose _PG_jit_provider_init calls
+ *	  jitprof's, so that jitprof.llvmjit_library set to it leads back into
+ *	  jitprof without naming a jitprof file.  Built by
+ *	  test/t/009_llvmjit_library_self_reference.pl.
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include "fmgr.h"
+#include "jit/jit.h"
+
+PG_MODULE_MAGIC;
+
+void
+_PG_jit_provider_init(JitProviderCallbacks *cb)
+{
+	JitProviderInit init = (JitProviderInit)
+		load_external_function("$libdir/jitprof", "_PG_jit_provider_init",
+							   true, NULL);
+
+	init(cb);
+}
