@@ -29,7 +29,9 @@ OBJS = \
 	src/sampler_signal.o \
 	src/sampler_profile.o \
 	src/sampler_hooks.o \
-	src/hotspots.o
+	src/sampler_nodes.o \
+	src/hotspots.o \
+	src/plan_nodes.o
 
 LLVM_MODULE = jitprof_llvm
 LLVM_OBJS = \
@@ -39,7 +41,7 @@ LLVM_OBJS = \
 	src/sink_gdb.o
 
 EXTENSION = jitprof
-DATA = jitprof--1.0.sql
+DATA = jitprof--1.0.sql jitprof--1.1.sql jitprof--1.0--1.1.sql
 PGFILEDESC = "jitprof - JITLink-based JIT provider with per-query profiling"
 
 # "make installcheck" runs the pg_regress suites against a running server
@@ -48,7 +50,7 @@ PGFILEDESC = "jitprof - JITLink-based JIT provider with per-query profiling"
 # It then runs the TAP tests in test/t/, which start clusters of their own
 # (run it as the server's OS user, not as root).  tools/test.sh does both
 # against a throwaway cluster.
-REGRESS = status names functions errors hotspots
+REGRESS = status names functions errors hotspots versions plan_nodes
 TAP_TESTS = 1
 PROVE_TESTS = test/t/*.pl
 PROVE_FLAGS = -I $(srcdir)/test/lib

@@ -95,11 +95,7 @@ CREATE FUNCTION jitprof_sampler(
     OUT evictions bigint,
     OUT entries bigint,
     OUT max_hotspots integer,
-    OUT stats_reset timestamp with time zone,
-    OUT samples_other_execution bigint,
-    OUT samples_in_flush bigint,
-    OUT executions_untracked bigint,
-    OUT trampoline_fallbacks bigint
+    OUT stats_reset timestamp with time zone
 )
 RETURNS SETOF record
 AS 'MODULE_PATHNAME', 'jitprof_sampler_1_0'

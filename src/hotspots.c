@@ -33,12 +33,14 @@
 PG_FUNCTION_INFO_V1(jitprof_hotspots_1_0);
 PG_FUNCTION_INFO_V1(jitprof_queries_1_0);
 PG_FUNCTION_INFO_V1(jitprof_sampler_1_0);
+PG_FUNCTION_INFO_V1(jitprof_sampler_1_1);
 PG_FUNCTION_INFO_V1(jitprof_folded_1_0);
 PG_FUNCTION_INFO_V1(jitprof_reset_1_0);
 
 #define HOTSPOTS_COLS	16
 #define QUERIES_COLS	10
-#define SAMPLER_COLS	15
+#define SAMPLER_COLS_1_0	11
+#define SAMPLER_COLS	18
 
 /* per-query totals built from the function entries */
 typedef struct QueryKey
@@ -246,8 +248,9 @@ jitprof_queries_1_0(PG_FUNCTION_ARGS)
 	return (Datum) 0;
 }
 
-Datum
-jitprof_sampler_1_0(PG_FUNCTION_ARGS)
+/* jitprof_sampler: 1.0's first 11 columns, or all of 1.1's */
+static Datum
+sampler_row(FunctionCallInfo fcinfo, int ncols)
 {
 	ReturnSetInfo *rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
 	Datum		values[SAMPLER_COLS];
@@ -256,13 +259,16 @@ jitprof_sampler_1_0(PG_FUNCTION_ARGS)
 	int64		evictions;
 	int64		entries;
 	TimestampTz stats_reset;
+	int64		node_entries;
 	int			i = 0;
 
 	jp_store_require();
 	InitMaterializedSRF(fcinfo, 0);
-	Assert(rsinfo->setDesc->natts == SAMPLER_COLS);
+	if (rsinfo->setDesc->natts != ncols)
+		elog(ERROR, "incorrect number of output arguments");
 
 	jp_store_health(&health, &evictions, &entries, &stats_reset);
+	node_entries = jp_store_node_count();
 
 	memset(nulls, 0, sizeof(nulls));
 	values[i++] = Int32GetDatum(jitprof_sample_rate);
@@ -280,10 +286,25 @@ jitprof_sampler_1_0(PG_FUNCTION_ARGS)
 	values[i++] = Int64GetDatum(health.samples_in_flush);
 	values[i++] = Int64GetDatum(health.executions_untracked);
 	values[i++] = Int64GetDatum(health.forward_fallbacks);
+	values[i++] = Int64GetDatum(node_entries);
+	values[i++] = Int32GetDatum(jitprof_max_plan_nodes);
+	values[i++] = Int64GetDatum(health.plan_nodes_dropped);
 	Assert(i == SAMPLER_COLS);
 
 	tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, nulls);
 	return (Datum) 0;
+}
+
+Datum
+jitprof_sampler_1_0(PG_FUNCTION_ARGS)
+{
+	return sampler_row(fcinfo, SAMPLER_COLS_1_0);
+}
+
+Datum
+jitprof_sampler_1_1(PG_FUNCTION_ARGS)
+{
+	return sampler_row(fcinfo, SAMPLER_COLS);
 }
 
 static void

@@ -133,6 +133,8 @@ extern void jp_jitdump_init(void);
 extern void jp_sampler_init(void);
 extern void jp_store_init(void);
 extern int64 jp_execution_queryid(EState *estate);
+extern int32 jp_sampler_compile_begin(PlanState *ps);
+extern void jp_sampler_compile_end(int32 old);
 
 /* provider.c */
 extern bool jitprof_provider_active;

@@ -291,6 +291,7 @@ first_evaluation(ExprState *state, ExprContext *econtext, bool *isNull)
 	uint64		errors_before = jp_link_errors_reported;
 	ErrorContextCallback errcallback;
 	Datum		result;
+	int32		compiling;
 
 	/* from now on llvmjit's own entry point, which installs the code */
 	state->evalfunc = first->evalfunc;
@@ -301,7 +302,9 @@ first_evaluation(ExprState *state, ExprContext *econtext, bool *isNull)
 	errcallback.previous = error_context_stack;
 	error_context_stack = &errcallback;
 
+	compiling = jp_sampler_compile_begin(state->parent);
 	result = state->evalfunc(state, econtext, isNull);
+	jp_sampler_compile_end(compiling);
 
 	error_context_stack = errcallback.previous;
 	return result;
@@ -327,12 +330,17 @@ jp_compile_expr(ExprState *state)
 	char	   *names[MAX_FUNCTIONS_PER_EXPR];
 	bool		is_deform[MAX_FUNCTIONS_PER_EXPR];
 	int			nfunctions;
+	int32		compiling;
+	bool		compiled;
 
 	/* llvmjit creates the JIT context on the query's first expression */
 	context = (LLVMJitContext *) estate->es_jit;
 	counter_before = context ? context->counter : 0;
 
-	if (!llvmjit_callbacks.compile_expr(state))
+	compiling = jp_sampler_compile_begin(state->parent);
+	compiled = llvmjit_callbacks.compile_expr(state);
+	jp_sampler_compile_end(compiling);
+	if (!compiled)
 		return false;
 
 	/*

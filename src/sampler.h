@@ -49,6 +49,14 @@
 #define JP_MAX_EXECS		32
 /* how many plan nodes of a running statement can serve as flush points */
 #define JP_MAX_WATCHED		256
+/* plan nodes with a plan_node_id below this get a plan-node profile */
+#define JP_MAX_PLAN_NODES	256
+/* how deep the running-node stack goes (deeper calls are not pushed) */
+#define JP_NODE_DEPTH		128
+/* marks a node-stack entry pushed for a parent that works outside
+ * ExecProcNode (a Hash node's build); the low 16 bits are the node's id */
+#define JP_NODE_IMPLICIT	0x10000
+#define JP_NODE_ID_MASK		0xFFFF
 
 /* One JIT function this backend knows of, live or awaiting its flush. */
 typedef struct JpSlot
@@ -87,6 +95,11 @@ typedef struct JpExec
 	volatile uint32 query_samples;	/* while jp_flushing is clear */
 	volatile uint32 deferred_samples;	/* while jp_flushing is set */
 	volatile uint32 since_flush;
+	/* per plan_node_id, while jp_flushing is clear (sampler_nodes.c) */
+	volatile uint32 node_self[JP_MAX_PLAN_NODES];
+	volatile uint32 node_jit[JP_MAX_PLAN_NODES];
+	volatile uint32 node_compile[JP_MAX_PLAN_NODES];
+	volatile bool node_sampled; /* some node_self is not zero */
 
 	/* main code only */
 	uint32		id;				/* never 0 while not free */
@@ -96,6 +109,9 @@ typedef struct JpExec
 	Oid			userid;
 	Oid			dbid;
 	bool		count_at_end;	/* its ExecutorEnd counts the execution */
+	struct JpNodeShape *shape;	/* its plan's nodes, once captured */
+	int			nshape;
+	bool		shape_sent;
 } JpExec;
 
 /* counters of the signal handler, flushed with every execution */
@@ -174,6 +190,21 @@ jp_exec_of(const QueryDesc *queryDesc)
 			return &jp_execs[i];
 	return NULL;
 }
+
+/* sampler_nodes.c: the running-node stack the handler reads */
+extern bool jitprof_plan_nodes;
+extern volatile uint32 jp_node_exec;	/* JpExec.id whose plan is wrapped */
+extern volatile int32 jp_node_stack[JP_NODE_DEPTH];
+extern volatile int jp_node_depth;
+extern volatile uint32 jp_compile_exec; /* JpExec.id compiling for ... */
+extern volatile int32 jp_compile_node;	/* ... this plan node, or -1 */
+extern volatile sig_atomic_t jp_flush_pending;
+extern bool jp_nodes_install(QueryDesc *queryDesc, JpExec *exec);
+extern void jp_nodes_uninstall(bool capture);
+extern void jp_nodes_reset_after_error(void);
+extern void jp_nodes_forget_exec(JpExec *exec);
+extern void jp_nodes_capture_shape(JpExec *exec);
+extern void jp_nodes_define_gucs(void);
 
 /* sampler_hooks.c */
 extern TupleTableSlot *jp_flush_trampoline(PlanState *node);

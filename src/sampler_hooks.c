@@ -431,12 +431,15 @@ sampler_ExecutorRun(QueryDesc *queryDesc, ScanDirection direction,
 	QueryDesc  *saved_running = running_toplevel;
 	JpExec	   *exec = jp_exec_of(queryDesc);
 	bool		watching = false;
+	bool		wrapped = false;
 
 	if (exec != NULL)
 		jp_current = exec;
 	if (nesting_level == 0)
 		running_toplevel = queryDesc;
-	if (jp_current != NULL && !watch_active && jp_flush_after > 0)
+	if (exec != NULL && jitprof_plan_nodes)
+		wrapped = jp_nodes_install(queryDesc, exec);
+	if (jp_current != NULL && !watch_active && jp_flush_after > 0 && !wrapped)
 		watching = watch_begin(queryDesc);
 
 	nesting_level++;
@@ -452,6 +455,9 @@ sampler_ExecutorRun(QueryDesc *queryDesc, ScanDirection direction,
 		nesting_level--;
 		if (watching)
 			watch_end();
+		if (wrapped)
+			jp_nodes_uninstall(false);
+		jp_nodes_reset_after_error();
 		jp_exec_fail(jp_exec_of(queryDesc));
 		jp_current = saved;
 		running_toplevel = saved_running;
@@ -461,6 +467,8 @@ sampler_ExecutorRun(QueryDesc *queryDesc, ScanDirection direction,
 	nesting_level--;
 	if (watching)
 		watch_end();
+	if (wrapped)
+		jp_nodes_uninstall(true);
 	jp_current = saved;
 	running_toplevel = saved_running;
 }
@@ -675,6 +683,8 @@ jp_sampler_init(void)
 							PGC_SUSET,
 							GUC_UNIT_S,
 							NULL, NULL, NULL);
+
+	jp_nodes_define_gucs();
 
 	/* the store and the hooks exist only when preloaded */
 	if (!process_shared_preload_libraries_in_progress)

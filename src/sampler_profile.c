@@ -303,6 +303,10 @@ jp_exec_open(const QueryDesc *owner, int64 queryid, bool count_at_end)
 		return NULL;
 	}
 
+	/* nothing compiles for an execution that is not running yet */
+	if (jp_current == NULL)
+		jp_nodes_reset_after_error();
+
 	/* no system call unless the rate changed */
 	jp_sig_set_rate(jitprof_sample_rate);
 	jp_flush_after = (jitprof_flush_interval > 0 && jitprof_sample_rate > 0) ?
@@ -312,6 +316,13 @@ jp_exec_open(const QueryDesc *owner, int64 queryid, bool count_at_end)
 	exec->query_samples = 0;
 	exec->deferred_samples = 0;
 	exec->since_flush = 0;
+	memset((void *) exec->node_self, 0, sizeof(exec->node_self));
+	memset((void *) exec->node_jit, 0, sizeof(exec->node_jit));
+	memset((void *) exec->node_compile, 0, sizeof(exec->node_compile));
+	exec->node_sampled = false;
+	exec->shape = NULL;
+	exec->nshape = 0;
+	exec->shape_sent = false;
 	exec->id = next_exec_id++;
 	if (next_exec_id == 0)
 		next_exec_id = 1;
@@ -333,6 +344,7 @@ exec_close(JpExec *exec)
 		jp_nopen--;
 	else if (exec->state == JP_EXEC_FAILED)
 		nfailed--;
+	jp_nodes_forget_exec(exec);
 	exec->state = JP_EXEC_FREE;
 	exec->owner = NULL;
 	exec->id = 0;
@@ -351,6 +363,8 @@ jp_exec_fail(JpExec *exec)
 		return;
 	if (jp_current == exec)
 		jp_current = NULL;
+	/* a compilation the error interrupted is over */
+	jp_nodes_reset_after_error();
 	exec->state = JP_EXEC_FAILED;
 	exec->owner = NULL;
 	jp_nopen--;
@@ -389,6 +403,8 @@ void
 jp_exec_flush(JpExec *exec, bool count_execution, bool final)
 {
 	static JpStoreDelta deltas[JP_MAX_SLOTS];
+	static JpStoreNodeDelta node_deltas[JP_MAX_PLAN_NODES];
+	JpStoreNodes nodes;
 	JpStoreDelta *all = deltas;
 	PendingFunction **pfs = NULL;
 	int			ndeltas = 0;
@@ -427,6 +443,26 @@ jp_exec_flush(JpExec *exec, bool count_execution, bool final)
 	health.samples_other_execution = jp_counts.other_execution;
 	jp_counts.taken = jp_counts.jit_self = jp_counts.jit_total = 0;
 	jp_counts.dropped = jp_counts.other_execution = 0;
+
+	memset(&nodes, 0, sizeof(nodes));
+	nodes.deltas = node_deltas;
+	if (exec->node_sampled)
+	{
+		for (int i = 0; i < JP_MAX_PLAN_NODES; i++)
+		{
+			JpStoreNodeDelta *nd;
+
+			if (exec->node_self[i] == 0)
+				continue;
+			nd = &node_deltas[nodes.ndeltas++];
+			nd->plan_node_id = i;
+			nd->self_samples = exec->node_self[i];
+			nd->jit_self_samples = exec->node_jit[i];
+			nd->jit_compile_samples = exec->node_compile[i];
+			exec->node_self[i] = exec->node_jit[i] = exec->node_compile[i] = 0;
+		}
+		exec->node_sampled = false;
+	}
 
 	for (int i = 0; i < slots_hwm; i++)
 	{
@@ -484,8 +520,19 @@ jp_exec_flush(JpExec *exec, bool count_execution, bool final)
 	for (int i = 0; i < ndeltas; i++)
 		all[i].query_samples = qsamples;
 
+	/* the plan's shape goes with the first flush that has node samples */
+	if (nodes.ndeltas > 0 && exec->shape == NULL && !final)
+		jp_nodes_capture_shape(exec);
+	if (nodes.ndeltas > 0 && exec->shape != NULL && !exec->shape_sent)
+	{
+		nodes.shape = exec->shape;
+		nodes.nshape = exec->nshape;
+		exec->shape_sent = true;
+	}
+
 	jp_store_flush(exec->userid, exec->dbid, exec->queryid, count_execution,
-				   qsamples, all, ndeltas, &health);
+				   qsamples, all, ndeltas, &health,
+				   nodes.ndeltas > 0 ? &nodes : NULL);
 
 	/* the deltas point into the pending table, so empty it only now */
 	for (int i = 0; i < npending; i++)

@@ -166,6 +166,7 @@ sample_handler(int signo, siginfo_t *info, void *context)
 	uintptr_t	sp;
 	uintptr_t	fp;
 	int			slot;
+	int			node;
 
 	if (info != NULL && info->si_code == SI_TIMER && info->si_overrun > 0)
 		weight += (uint32) info->si_overrun;
@@ -190,9 +191,44 @@ sample_handler(int signo, siginfo_t *info, void *context)
 	exec->query_samples += weight;
 	exec->since_flush += weight;
 
+	/*
+	 * The plan node this sample belongs to: the one whose expression is being
+	 * compiled, else the top of the running-node stack when it is this
+	 * execution's plan's (sampler_nodes.c), else none (-1).
+	 */
+	node = -1;
+	if (jp_compile_exec == exec->id && jp_compile_node >= 0)
+	{
+		node = jp_compile_node;
+		exec->node_compile[node] += weight;
+	}
+	else if (jp_node_exec == exec->id)
+	{
+		int			depth = jp_node_depth;
+
+		if (depth > 0)
+			node = jp_node_stack[depth - 1] & JP_NODE_ID_MASK;
+	}
+	if (node >= 0 && node < JP_MAX_PLAN_NODES)
+	{
+		exec->node_self[node] += weight;
+		exec->node_sampled = true;
+	}
+	else
+		node = -1;
+
 	if (jp_flush_after > 0 && exec->since_flush >= jp_flush_after &&
 		!jp_flush_armed && !jp_disarming)
-		arm_flush();
+	{
+		/* a wrapped plan flushes at its next node call */
+		if (jp_node_exec == exec->id)
+		{
+			jp_flush_armed = true;
+			jp_flush_pending = true;
+		}
+		else
+			arm_flush();
+	}
 
 	table = range_table;
 	if (table == NULL || table->nranges == 0)
@@ -210,6 +246,8 @@ sample_handler(int signo, siginfo_t *info, void *context)
 			jp_slots[slot].total_samples += weight;
 			jp_counts.jit_self += weight;
 			jp_counts.jit_total += weight;
+			if (node >= 0)
+				exec->node_jit[node] += weight;
 		}
 		else
 			jp_counts.other_execution += weight;

@@ -24,7 +24,7 @@
  * With jitprof.save on, the postmaster writes the store to
  * pg_stat/jitprof.stat at clean shutdown and reads it back (then removes
  * it) at start.  The file has a magic number, a format version, the entry
- * size and a CRC-32C of everything.  It is opened without following
+ * size and a CRC-32C of everything; the plan-node rows follow the entries.  It is opened without following
  * symbolic links and without blocking, must be a regular file, and its size
  * must match the entry count of its header before anything is allocated; a
  * file failing any check is ignored with a WARNING.  When the file holds
@@ -58,7 +58,7 @@
 
 #define STORE_FILE		PGSTAT_STAT_PERMANENT_DIRECTORY "/jitprof.stat"
 #define STORE_MAGIC		0x4A505354	/* "JPST" */
-#define STORE_VERSION	2
+#define STORE_VERSION	3
 
 /* the share of entries evicted when the table is full */
 #define EVICT_FRACTION	0.05
@@ -85,25 +85,34 @@ typedef struct StoreFileHeader
 	uint32		entry_size;
 	uint32		max_symbol;
 	int64		nentries;
+	uint32		node_entry_size;
+	uint32		padding;
+	int64		nnodes;			/* plan-node rows after the entries */
 } StoreFileHeader;
 
 int			jitprof_max_hotspots = 5000;
+int			jitprof_max_plan_nodes = 20000;
 bool		jitprof_save = true;
 
 static StoreShared *store = NULL;
 static HTAB *store_hash = NULL;
+static HTAB *node_hash = NULL;	/* plan-node rows, under the same lock */
 
 static shmem_request_hook_type prev_shmem_request_hook = NULL;
 static shmem_startup_hook_type prev_shmem_startup_hook = NULL;
 
 static int	keep_cmp(const void *a, const void *b);
+static void remove_orphan_nodes(void);
+static inline JpStoreEntry *node_query(const JpStoreNodeKey *nkey);
 
 static Size
 store_memsize(void)
 {
-	return add_size(MAXALIGN(sizeof(StoreShared)),
-					hash_estimate_size(jitprof_max_hotspots,
-									   sizeof(JpStoreEntry)));
+	return add_size(add_size(MAXALIGN(sizeof(StoreShared)),
+							 hash_estimate_size(jitprof_max_hotspots,
+												sizeof(JpStoreEntry))),
+					hash_estimate_size(jitprof_max_plan_nodes,
+									   sizeof(JpStoreNodeEntry)));
 }
 
 static void
@@ -207,6 +216,34 @@ store_fill(JpStoreEntry *entries, int64 n)
 }
 
 /*
+ * Load the saved plan-node rows of the queries store_fill() kept, as many
+ * as jitprof.max_plan_nodes allows (the rest count as plan_nodes_dropped).
+ */
+static void
+fill_nodes(JpStoreNodeEntry *nodes, int64 n)
+{
+	for (int64 i = 0; i < n; i++)
+	{
+		JpStoreNodeEntry *e = &nodes[i];
+		JpStoreNodeEntry *entry;
+		bool		found;
+
+		e->node_type[JP_NODE_TYPE_LEN - 1] = '\0';
+		e->label[JP_LABEL_LEN - 1] = '\0';
+		if (node_query(&e->key) == NULL)
+			continue;			/* gone with its query */
+		if (hash_get_num_entries(node_hash) >= jitprof_max_plan_nodes ||
+			(entry = hash_search(node_hash, &e->key, HASH_ENTER_NULL,
+								 &found)) == NULL)
+		{
+			store->health.plan_nodes_dropped++;
+			continue;
+		}
+		*entry = *e;
+	}
+}
+
+/*
  * Report a saved statistics file that cannot be used, and remove it.
  * "detail" says why, in full sentences marked with gettext_noop.
  */
@@ -258,6 +295,7 @@ store_load(void)
 	pg_crc32c	crc;
 	pg_crc32c	file_crc;
 	JpStoreEntry *entries = NULL;
+	JpStoreNodeEntry *nodes = NULL;
 	StoreShared saved;
 	uint64		expected;
 	int64		dropped;
@@ -310,7 +348,8 @@ store_load(void)
 	}
 	if (header.magic != STORE_MAGIC || header.version != STORE_VERSION ||
 		header.entry_size != sizeof(JpStoreEntry) ||
-		header.max_symbol != JP_SYMBOL_LEN)
+		header.max_symbol != JP_SYMBOL_LEN ||
+		header.node_entry_size != sizeof(JpStoreNodeEntry))
 	{
 		store_file_bad(gettext_noop("The file header has the wrong magic number, version or entry size. It has been removed, and hotspot statistics start empty."));
 		goto done;
@@ -318,9 +357,12 @@ store_load(void)
 
 	/* trust the entry count only if the file's size agrees with it */
 	expected = sizeof(header) + sizeof(StoreShared) + sizeof(pg_crc32c);
-	if (header.nentries < 0 ||
-		header.nentries > (int64) ((PG_INT64_MAX - expected) / sizeof(JpStoreEntry)) ||
-		(uint64) st.st_size != expected + (uint64) header.nentries * sizeof(JpStoreEntry))
+	if (header.nentries < 0 || header.nnodes < 0 ||
+		header.nentries > (int64) ((PG_INT64_MAX / 2 - expected) / sizeof(JpStoreEntry)) ||
+		header.nnodes > (int64) ((PG_INT64_MAX / 2) / sizeof(JpStoreNodeEntry)) ||
+		(uint64) st.st_size != expected +
+		(uint64) header.nentries * sizeof(JpStoreEntry) +
+		(uint64) header.nnodes * sizeof(JpStoreNodeEntry))
 	{
 		ereport(WARNING,
 				(errmsg("ignoring jitprof statistics file \"%s\" because it is corrupt or was written by another version of jitprof",
@@ -342,7 +384,9 @@ store_load(void)
 
 	entries = palloc_extended(Max(header.nentries, 1) * sizeof(JpStoreEntry),
 							  MCXT_ALLOC_HUGE | MCXT_ALLOC_NO_OOM);
-	if (entries == NULL)
+	nodes = palloc_extended(Max(header.nnodes, 1) * sizeof(JpStoreNodeEntry),
+							MCXT_ALLOC_HUGE | MCXT_ALLOC_NO_OOM);
+	if (entries == NULL || nodes == NULL)
 	{
 		ereport(WARNING,
 				(errcode(ERRCODE_OUT_OF_MEMORY),
@@ -353,12 +397,14 @@ store_load(void)
 		goto done;
 	}
 	if (!read_all(fd, entries, header.nentries * sizeof(JpStoreEntry)) ||
+		!read_all(fd, nodes, header.nnodes * sizeof(JpStoreNodeEntry)) ||
 		!read_all(fd, &file_crc, sizeof(file_crc)))
 	{
 		store_file_bad(gettext_noop("The file could not be read completely. It has been removed, and hotspot statistics start empty."));
 		goto done;
 	}
 	COMP_CRC32C(crc, entries, header.nentries * sizeof(JpStoreEntry));
+	COMP_CRC32C(crc, nodes, header.nnodes * sizeof(JpStoreNodeEntry));
 	FIN_CRC32C(crc);
 	if (!EQ_CRC32C(crc, file_crc))
 	{
@@ -370,6 +416,7 @@ store_load(void)
 	store->evictions = saved.evictions;
 	store->stats_reset = saved.stats_reset;
 	dropped = store_fill(entries, header.nentries);
+	fill_nodes(nodes, header.nnodes);
 	if (dropped > 0)
 	{
 		store->evictions += dropped;
@@ -384,6 +431,8 @@ store_load(void)
 done:
 	if (entries)
 		pfree(entries);
+	if (nodes)
+		pfree(nodes);
 	CloseTransientFile(fd);
 }
 
@@ -402,6 +451,7 @@ store_save(int code, Datum arg)
 	size_t		len = 0;
 	HASH_SEQ_STATUS status;
 	JpStoreEntry *entry;
+	JpStoreNodeEntry *nentry;
 	StoreFileHeader header;
 	pg_crc32c	crc;
 
@@ -421,6 +471,8 @@ store_save(int code, Datum arg)
 	header.entry_size = sizeof(JpStoreEntry);
 	header.max_symbol = JP_SYMBOL_LEN;
 	header.nentries = hash_get_num_entries(store_hash);
+	header.node_entry_size = sizeof(JpStoreNodeEntry);
+	header.nnodes = hash_get_num_entries(node_hash);
 
 	INIT_CRC32C(crc);
 	COMP_CRC32C(crc, &header, sizeof(header));
@@ -443,6 +495,22 @@ store_save(int code, Datum arg)
 		COMP_CRC32C(crc, entry, sizeof(JpStoreEntry));
 		memcpy(buf + len, entry, sizeof(JpStoreEntry));
 		len += sizeof(JpStoreEntry);
+	}
+	hash_seq_init(&status, node_hash);
+	while ((nentry = hash_seq_search(&status)) != NULL)
+	{
+		if (len + sizeof(JpStoreNodeEntry) > sizeof(buf))
+		{
+			if (!jp_write_all(fd, buf, len))
+			{
+				hash_seq_term(&status);
+				goto error;
+			}
+			len = 0;
+		}
+		COMP_CRC32C(crc, nentry, sizeof(JpStoreNodeEntry));
+		memcpy(buf + len, nentry, sizeof(JpStoreNodeEntry));
+		len += sizeof(JpStoreNodeEntry);
 	}
 	FIN_CRC32C(crc);
 	if (!jp_write_all(fd, buf, len) ||
@@ -498,6 +566,11 @@ store_shmem_startup(void)
 	store_hash = ShmemInitHash("jitprof hotspots",
 							   jitprof_max_hotspots, jitprof_max_hotspots,
 							   &info, HASH_ELEM | HASH_BLOBS);
+	info.keysize = sizeof(JpStoreNodeKey);
+	info.entrysize = sizeof(JpStoreNodeEntry);
+	node_hash = ShmemInitHash("jitprof plan nodes",
+							  jitprof_max_plan_nodes, jitprof_max_plan_nodes,
+							  &info, HASH_ELEM | HASH_BLOBS);
 
 	LWLockRelease(AddinShmemInitLock);
 
@@ -537,6 +610,17 @@ jp_store_init(void)
 							0,
 							NULL, NULL, NULL);
 
+	DefineCustomIntVariable("jitprof.max_plan_nodes",
+							"Maximum number of plan-node rows in the shared plan-node profile.",
+							"A query whose plan nodes find no room gets no plan-node rows; they go when the query is evicted.",
+							&jitprof_max_plan_nodes,
+							20000,
+							100,
+							10000000,
+							PGC_POSTMASTER,
+							0,
+							NULL, NULL, NULL);
+
 	prev_shmem_request_hook = shmem_request_hook;
 	shmem_request_hook = store_shmem_request;
 	prev_shmem_startup_hook = shmem_startup_hook;
@@ -546,7 +630,7 @@ jp_store_init(void)
 bool
 jp_store_available(void)
 {
-	return store != NULL && store_hash != NULL;
+	return store != NULL && store_hash != NULL && node_hash != NULL;
 }
 
 /* ERROR unless the store exists, that is, unless jitprof was preloaded */
@@ -610,6 +694,37 @@ keep_cmp(const void *a, const void *b)
 	return 0;
 }
 
+/* the summary row of a plan-node row's query */
+static inline JpStoreEntry *
+node_query(const JpStoreNodeKey *nkey)
+{
+	JpStoreKey	key;
+
+	memset(&key, 0, sizeof(key));
+	key.userid = nkey->userid;
+	key.dbid = nkey->dbid;
+	key.queryid = nkey->queryid;
+	key.plan_node_id = -1;
+	key.discriminator = 0;
+	return hash_search(store_hash, &key, HASH_FIND, NULL);
+}
+
+/*
+ * Plan-node rows go with their query's summary row.  Caller holds the lock
+ * exclusively.
+ */
+static void
+remove_orphan_nodes(void)
+{
+	HASH_SEQ_STATUS status;
+	JpStoreNodeEntry *n;
+
+	hash_seq_init(&status, node_hash);
+	while ((n = hash_seq_search(&status)) != NULL)
+		if (node_query(&n->key) == NULL)
+			hash_search(node_hash, &n->key, HASH_REMOVE, NULL);
+}
+
 /* Make room for new entries.  Caller holds the lock exclusively. */
 static void
 evict_entries(void)
@@ -634,6 +749,7 @@ evict_entries(void)
 		hash_search(store_hash, &all[i]->key, HASH_REMOVE, NULL);
 	store->evictions += nvictims;
 	pfree(all);
+	remove_orphan_nodes();
 }
 
 static JpStoreEntry *
@@ -660,6 +776,90 @@ find_or_add(const JpStoreKey *key, TimestampTz now, bool add)
 }
 
 /*
+ * Add one flush's plan-node counts to the query's plan-node rows, and its
+ * plan's shape where the rows have none.  A query gets rows for all the
+ * nodes of a flush or none (plan_nodes_dropped counts the rows that found
+ * no room), so that its node rows never claim more than they saw.  Caller
+ * holds the lock exclusively, and the query's summary row exists.
+ */
+static void
+flush_nodes(Oid userid, Oid dbid, int64 queryid, const JpStoreNodes *nodes)
+{
+	JpStoreNodeKey key;
+	int			missing = 0;
+
+	memset(&key, 0, sizeof(key));
+	key.userid = userid;
+	key.dbid = dbid;
+	key.queryid = queryid;
+
+	/* room for every row this flush needs? */
+	for (int i = 0; i < nodes->ndeltas; i++)
+	{
+		key.plan_node_id = nodes->deltas[i].plan_node_id;
+		if (hash_search(node_hash, &key, HASH_FIND, NULL) == NULL)
+			missing++;
+	}
+	for (int i = 0; i < nodes->nshape; i++)
+	{
+		key.plan_node_id = nodes->shape[i].plan_node_id;
+		if (hash_search(node_hash, &key, HASH_FIND, NULL) == NULL)
+			missing++;
+	}
+	if (missing > 0 &&
+		hash_get_num_entries(node_hash) + missing > jitprof_max_plan_nodes)
+	{
+		store->health.plan_nodes_dropped += missing;
+		return;
+	}
+
+	for (int i = 0; i < nodes->nshape; i++)
+	{
+		const JpNodeShape *sh = &nodes->shape[i];
+		JpStoreNodeEntry *n;
+		bool		found;
+
+		key.plan_node_id = sh->plan_node_id;
+		n = hash_search(node_hash, &key, HASH_ENTER_NULL, &found);
+		if (n == NULL)
+			continue;
+		if (!found)
+			memset((char *) n + sizeof(JpStoreNodeKey), 0,
+				   sizeof(JpStoreNodeEntry) - sizeof(JpStoreNodeKey));
+		if (!n->has_shape)
+		{
+			n->has_shape = true;
+			n->parent = sh->parent;
+			strlcpy(n->node_type, sh->node_type, JP_NODE_TYPE_LEN);
+			strlcpy(n->label, sh->label, JP_LABEL_LEN);
+		}
+	}
+	for (int i = 0; i < nodes->ndeltas; i++)
+	{
+		const JpStoreNodeDelta *d = &nodes->deltas[i];
+		JpStoreNodeEntry *n;
+		bool		found;
+
+		key.plan_node_id = d->plan_node_id;
+		n = hash_search(node_hash, &key, HASH_ENTER_NULL, &found);
+		if (n == NULL)
+		{
+			store->health.plan_nodes_dropped++;
+			continue;
+		}
+		if (!found)
+		{
+			memset((char *) n + sizeof(JpStoreNodeKey), 0,
+				   sizeof(JpStoreNodeEntry) - sizeof(JpStoreNodeKey));
+			n->parent = -1;
+		}
+		n->self_samples += d->self_samples;
+		n->jit_self_samples += d->jit_self_samples;
+		n->jit_compile_samples += d->jit_compile_samples;
+	}
+}
+
+/*
  * Add what one backend counted for one execution of query "queryid" since
  * its last flush (or a parallel worker's share of it) to the store.
  * "deltas" are the JIT functions that were compiled or sampled meanwhile:
@@ -671,7 +871,7 @@ find_or_add(const JpStoreKey *key, TimestampTz now, bool add)
 void
 jp_store_flush(Oid userid, Oid dbid, int64 queryid, bool count_execution,
 			   int64 query_samples, const JpStoreDelta *deltas, int ndeltas,
-			   const JpSamplerHealth *health)
+			   const JpSamplerHealth *health, const JpStoreNodes *nodes)
 {
 	TimestampTz now = GetCurrentTimestamp();
 	JpStoreKey	key;
@@ -711,6 +911,9 @@ jp_store_flush(Oid userid, Oid dbid, int64 queryid, bool count_execution,
 			entry->executions++;
 		entry->query_samples += query_samples;
 		entry->last_seen = now;
+		/* node samples are a part of the query's, so only with its row */
+		if (nodes != NULL)
+			flush_nodes(userid, dbid, queryid, nodes);
 	}
 
 	for (int i = 0; i < ndeltas; i++)
@@ -809,6 +1012,46 @@ jp_store_begin_scan(HASH_SEQ_STATUS *status)
 	hash_seq_init(status, store_hash);
 }
 
+/*
+ * Copy every plan-node row into backend-local memory, as jp_store_copy()
+ * does for the entries: allocated before the lock is taken, a memcpy per
+ * row under it.
+ */
+JpStoreNodeEntry *
+jp_store_copy_nodes(int64 *nnodes)
+{
+	JpStoreNodeEntry *copy = NULL;
+	long		capacity = 0;
+
+	for (;;)
+	{
+		HASH_SEQ_STATUS status;
+		JpStoreNodeEntry *entry;
+		long		n = 0;
+		long		want;
+
+		LWLockAcquire(store->lock, LW_SHARED);
+		want = hash_get_num_entries(node_hash);
+		if (copy != NULL && want <= capacity)
+		{
+			hash_seq_init(&status, node_hash);
+			while ((entry = hash_seq_search(&status)) != NULL)
+				memcpy(&copy[n++], entry, sizeof(JpStoreNodeEntry));
+			LWLockRelease(store->lock);
+			*nnodes = n;
+			return copy;
+		}
+		LWLockRelease(store->lock);
+
+		if (copy != NULL)
+			pfree(copy);
+		capacity = Max(want, Min(want + want / 8 + 16,
+								 (long) jitprof_max_plan_nodes));
+		copy = palloc_extended(Max(capacity, 1) * sizeof(JpStoreNodeEntry),
+							   MCXT_ALLOC_HUGE | MCXT_ALLOC_ZERO);
+	}
+}
+
 void
 jp_store_health(JpSamplerHealth *health, int64 *evictions, int64 *entries,
 				TimestampTz *stats_reset)
@@ -821,6 +1064,18 @@ jp_store_health(JpSamplerHealth *health, int64 *evictions, int64 *entries,
 	LWLockRelease(store->lock);
 }
 
+/* how many plan-node rows there are, under the lock */
+int64
+jp_store_node_count(void)
+{
+	int64		n;
+
+	LWLockAcquire(store->lock, LW_SHARED);
+	n = hash_get_num_entries(node_hash);
+	LWLockRelease(store->lock);
+	return n;
+}
+
 void
 jp_store_reset(void)
 {
@@ -831,6 +1086,7 @@ jp_store_reset(void)
 	hash_seq_init(&status, store_hash);
 	while ((entry = hash_seq_search(&status)) != NULL)
 		hash_search(store_hash, &entry->key, HASH_REMOVE, NULL);
+	remove_orphan_nodes();
 	memset(&store->health, 0, sizeof(store->health));
 	store->evictions = 0;
 	store->stats_reset = GetCurrentTimestamp();

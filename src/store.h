@@ -60,6 +60,57 @@ typedef struct JpStoreDelta
 	int64		code_bytes;
 } JpStoreDelta;
 
+/* longest EXPLAIN-like label of a plan node, terminator included */
+#define JP_LABEL_LEN		128
+
+/* one plan node of a query's plan, as the first sampled execution saw it */
+typedef struct JpNodeShape
+{
+	int32		plan_node_id;
+	int32		parent;			/* plan_node_id of its parent, -1 for none */
+	char		node_type[JP_NODE_TYPE_LEN];	/* "SeqScan" */
+	char		label[JP_LABEL_LEN];	/* "Seq Scan on lineitem" */
+} JpNodeShape;
+
+/* what one backend counted for one plan node since its last flush */
+typedef struct JpStoreNodeDelta
+{
+	int32		plan_node_id;
+	int64		self_samples;
+	int64		jit_self_samples;
+	int64		jit_compile_samples;
+} JpStoreNodeDelta;
+
+/* one flush's plan-node part: the counts, and the plan's shape if known */
+typedef struct JpStoreNodes
+{
+	const JpStoreNodeDelta *deltas;
+	int			ndeltas;
+	const JpNodeShape *shape;	/* NULL: not known (a parallel worker) */
+	int			nshape;
+} JpStoreNodes;
+
+typedef struct JpStoreNodeKey
+{
+	Oid			userid;
+	Oid			dbid;
+	int64		queryid;
+	int32		plan_node_id;
+} JpStoreNodeKey;
+
+/* a plan node's row in the shared plan-node table */
+typedef struct JpStoreNodeEntry
+{
+	JpStoreNodeKey key;			/* hash key: must be first */
+	bool		has_shape;		/* parent, node_type and label are known */
+	int32		parent;
+	char		node_type[JP_NODE_TYPE_LEN];
+	char		label[JP_LABEL_LEN];
+	int64		self_samples;
+	int64		jit_self_samples;
+	int64		jit_compile_samples;
+} JpStoreNodeEntry;
+
 /* sampler health, summed over all backends since the last reset */
 typedef struct JpSamplerHealth
 {
@@ -74,6 +125,7 @@ typedef struct JpSamplerHealth
 	int64		executions_untracked;	/* too many open executions */
 	int64		forward_fallbacks;	/* flush trampoline ran a node itself */
 	int64		flushes;
+	int64		plan_nodes_dropped; /* plan-node rows that found no room */
 } JpSamplerHealth;
 
 /* store.c */
@@ -84,11 +136,15 @@ extern void jp_store_require(void);
 extern void jp_store_flush(Oid userid, Oid dbid, int64 queryid,
 						   bool count_execution, int64 query_samples,
 						   const JpStoreDelta *deltas, int ndeltas,
-						   const JpSamplerHealth *health);
+						   const JpSamplerHealth *health,
+						   const JpStoreNodes *nodes);
 extern void jp_store_lock_shared(void);
 extern void jp_store_unlock(void);
 extern void jp_store_begin_scan(HASH_SEQ_STATUS *status);
 extern JpStoreEntry *jp_store_copy(int64 *nentries);
+extern JpStoreNodeEntry *jp_store_copy_nodes(int64 *nnodes);
+extern int	jitprof_max_plan_nodes;
+extern int64 jp_store_node_count(void);
 extern void jp_store_health(JpSamplerHealth *health, int64 *evictions,
 							int64 *entries, TimestampTz *stats_reset);
 extern void jp_store_reset(void);

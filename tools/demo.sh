@@ -1,7 +1,8 @@
 #!/bin/bash
 # jitprof demo: starts a throwaway cluster with jitprof, runs a JIT-heavy
 # TPC-H-style workload, and shows what jitprof saw: the linker status, the
-# named JIT functions, the hotspots per query and plan node, and a perf
+# named JIT functions, the hotspots per query and plan node, Q1's plan
+# annotated per node with its share of the CPU time (jitprof_explain), and a perf
 # report of a backend.  Run as root on Debian 12; everything it starts is
 # stopped and removed at the end (set KEEP=1 to keep the cluster's files).
 set -euo pipefail
@@ -86,6 +87,8 @@ cat >"$workload" <<'SQL'
 SELECT pg_backend_pid() \g (tuples_only=on) pid.txt
 -- keep this backend's perf map for perf report after it exits
 SET jitprof.perf_map_keep = on;
+-- charge every sample to the plan node that was running
+SET jitprof.plan_nodes = on;
 SELECT pg_sleep(1);
 -- Q1: pricing summary report
 SELECT l_returnflag, l_linestatus,
@@ -145,6 +148,14 @@ SELECT left(s.query, 30) AS query, q.executions, q.query_samples,
 FROM jitprof_queries q JOIN pg_stat_statements s USING (userid, dbid, queryid)
 ORDER BY q.query_samples DESC LIMIT 5;
 SQL
+
+heading "where Q1's time goes, plan node by plan node (jitprof_explain)"
+q1="(SELECT queryid FROM pg_stat_statements WHERE query LIKE 'SELECT l_returnflag, l_linestatus,%' ORDER BY calls DESC LIMIT 1)"
+psql_demo -At -c "SELECT * FROM jitprof_explain($q1)"
+psql_demo -At -c "SELECT format('hot node of Q1: %s (node %s), %s%% of its CPU samples in the node itself',
+                                label, plan_node_id, round(self_pct::numeric, 1))
+                  FROM jitprof_plan_nodes WHERE queryid = $q1 AND plan_node_id >= 0
+                  ORDER BY self_samples DESC LIMIT 1"
 
 heading "perf report of the workload backend (pid $backend), top symbols summed by name"
 as_pg_user perf report -i "$dir"/perf.data --stdio --sort sym 2>/dev/null |

@@ -2,7 +2,8 @@
 # every plan node's ExecProcNode and re-wraps whenever it sees the pointer
 # change (test/modules/jp_nodewrap.c, built here), with ExecProcNodeFirst
 # and with EXPLAIN ANALYZE's instrumentation: flushes keep happening, and
-# the query never gets an ERROR or a different result.
+# the query never gets an ERROR or a different result.  The same holds for
+# the plan-node profile's persistent node wrapper (jitprof.plan_nodes).
 use strict;
 use warnings;
 
@@ -92,6 +93,53 @@ like($wrapped, qr/actual rows=1 loops=1/, 'the top node returned its row');
 # Only the wrapper's own nodes: jp_nodewrap off, jitprof alone.
 is($node->safe_psql('postgres', "LOAD '$so'; SET jp_nodewrap.enabled = off; $query"),
 	$expected, 'without the wrapper the result is the same');
+
+# The plan-node profile's persistent wrapper (jitprof.plan_nodes) composes
+# the same way: with ExecProcNodeFirst alone, under the re-wrapping
+# wrapper, in a cursor read row by row, and under EXPLAIN ANALYZE.
+my $qid = $node->safe_psql('postgres', "EXPLAIN (VERBOSE) $query") =~ /Query Identifier: (-?\d+)/ ? $1 : die;
+my $qsamples_sql = "SELECT coalesce(sum(query_samples), 0) FROM jitprof_queries WHERE queryid = $qid";
+my $q_before = $node->safe_psql('postgres', $qsamples_sql);
+is($node->safe_psql('postgres', "SET jitprof.plan_nodes = on; $query"),
+	$expected, 'plan_nodes on: the result is the interpreter\'s');
+$before = $flushes->();
+is($node->safe_psql('postgres', "LOAD '$so'; SET jitprof.plan_nodes = on; $query"),
+	$expected, 'plan_nodes on under another node wrapper: the same result');
+cmp_ok($flushes->() - $before - 3, '>=', 2, 'and mid-query flushes kept happening, from node calls');
+my ($nodes_self, $qsamples, $rows) = split /\|/, $node->safe_psql('postgres', qq{
+SELECT sum(self_samples) FILTER (WHERE plan_node_id >= 0), max(query_samples), count(*)
+  FROM jitprof_plan_nodes WHERE queryid = $qid});
+my $q_on = $node->safe_psql('postgres', $qsamples_sql) - $q_before;
+cmp_ok($nodes_self, '>', 0.9 * $q_on,
+	"the plan nodes got the samples of the runs with plan_nodes on ($nodes_self of $q_on)");
+cmp_ok($nodes_self, '<=', $qsamples, 'and no more');
+is($node->safe_psql('postgres', qq{
+LOAD '$so';
+SET jitprof.plan_nodes = on;
+BEGIN;
+DECLARE c CURSOR FOR SELECT t.a * s + t.b AS v FROM t, generate_series(1, 5) s
+  WHERE (t.a * s) % 7 <> 3;
+CREATE TEMP TABLE sums (n bigint, total numeric);
+DO \$\$
+DECLARE
+  cur refcursor := 'c';
+  r record;
+  n bigint := 0;
+  total numeric := 0;
+BEGIN
+  LOOP
+    FETCH cur INTO r;
+    EXIT WHEN NOT FOUND;
+    n := n + 1;
+    total := total + r.v;
+  END LOOP;
+  INSERT INTO sums VALUES (n, total);
+END \$\$;
+SELECT n || '|' || total FROM sums;
+COMMIT;
+}), $cursor_expected, 'plan_nodes on: a cursor read row by row under the wrapper returns every row');
+is($plan_of->($node->safe_psql('postgres', "LOAD '$so'; SET jitprof.plan_nodes = on; $explain")),
+	$plain, 'plan_nodes on: EXPLAIN ANALYZE under the wrapper shows the same rows');
 
 my $log = slurp_file($node->logfile);
 unlike($log, qr/ERROR|terminated by signal|not watched/, 'no ERROR and no crash in the log');

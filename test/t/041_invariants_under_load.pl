@@ -8,7 +8,11 @@
 #  - every query: the sum of its functions' self samples <= its query
 #    samples, jit_pct <= 100;
 #  - executions = pg_stat_statements.calls (track = top) for every
-#    top-level statement that ran a JIT plan, both ways.
+#    top-level statement that ran a JIT plan, both ways;
+#  - the plan-node profile (jitprof.plan_nodes on): every node row has
+#    jit_compile, jit_self <= self <= total <= query samples and shares in
+#    0..100, and per query the nodes' self samples plus the outside row add
+#    up to query_samples exactly (the outside row is never negative).
 use strict;
 use warnings;
 
@@ -26,6 +30,7 @@ shared_preload_libraries = 'jitprof, pg_stat_statements'
 pg_stat_statements.track = top
 jitprof.sample_rate = 1000
 jitprof.flush_interval = 1
+jitprof.plan_nodes = on
 jit_optimize_above_cost = -1
 jit_inline_above_cost = -1
 max_parallel_workers_per_gather = 2
@@ -81,6 +86,8 @@ CALL proc($k);
 EXPLAIN (ANALYZE, COSTS OFF, TIMING OFF) SELECT count(*) FROM t WHERE a % 29 = $k;
 SELECT count(*), sum(a * b) FROM t t1, generate_series(1, 40) s WHERE (t1.a + s) % 31 = $k;
 SELECT count(*) FROM t WHERE b * $k % 37 = 1;
+SELECT count(*) FROM t t1 JOIN t t2 ON t2.a = t1.b + $k WHERE t1.a % 5 = 0;
+SELECT count(*) FROM t WHERE b = (SELECT max(b) FROM t WHERE a % 41 = $k) OR a IN (SELECT a + 1 FROM t WHERE a % 43 = $k);
 SQL
 }
 
@@ -132,6 +139,31 @@ SELECT count(*) FROM jitprof_queries
 	'0', 'every query: sum of self samples <= query samples, jit_pct within 0..100');
 cmp_ok($node->safe_psql('postgres', 'SELECT sum(query_samples) FROM jitprof_queries'),
 	'>', 1000, 'the load was sampled');
+
+is($node->safe_psql('postgres', q{
+SELECT count(*) FROM jitprof_plan_nodes
+  WHERE NOT (jit_self_samples <= self_samples AND jit_compile_samples <= self_samples
+             AND self_samples >= 0 AND self_samples <= total_samples
+             AND total_samples <= query_samples
+             AND self_pct BETWEEN 0 AND 100 AND total_pct BETWEEN 0 AND 100)}),
+	'0', 'every plan node: jit_self, jit_compile <= self <= total <= query samples, shares within 0..100');
+is($node->safe_psql('postgres', q{
+SELECT count(*) FROM (
+  SELECT queryid, userid, dbid, sum(self_samples) FILTER (WHERE plan_node_id >= 0) AS nodes,
+         sum(self_samples) AS all_rows, max(query_samples) AS q,
+         min(query_samples) AS q_min
+    FROM jitprof_plan_nodes GROUP BY queryid, userid, dbid) s
+  WHERE NOT (nodes <= q AND all_rows = q AND q = q_min)}),
+	'0', 'every query: node self samples + the outside row = query_samples');
+cmp_ok($node->safe_psql('postgres',
+	q{SELECT count(DISTINCT queryid) FROM jitprof_plan_nodes WHERE plan_node_id >= 0 AND self_samples > 0}),
+	'>=', 5, 'the plan-node profile covers the load');
+cmp_ok($node->safe_psql('postgres', q{
+SELECT count(*) FROM jitprof_plan_nodes n
+  WHERE node_type = 'SeqScan' AND self_samples > 0
+    AND EXISTS (SELECT 1 FROM jitprof_plan_nodes g
+                WHERE g.queryid = n.queryid AND g.node_type = 'Gather')}),
+	'>', 0, 'parallel queries: the scans below Gather have samples');
 
 my $mismatch_j = q{
 FROM jitprof_queries j

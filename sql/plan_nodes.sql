@@ -1,0 +1,83 @@
+-- The plan-node profile: jitprof_plan_nodes, jitprof_explain, folded paths.
+SET client_min_messages = warning;
+CREATE EXTENSION IF NOT EXISTS jitprof;
+RESET client_min_messages;
+SELECT jitprof_reset();
+
+SHOW jitprof.plan_nodes;
+SHOW jitprof.max_plan_nodes;
+SET jitprof.plan_nodes = on;
+SET jitprof.sample_rate = 1000;
+
+CREATE TABLE pn_big AS
+  SELECT g AS id, (g % 1000)::float8 AS x, md5(g::text) AS s
+  FROM generate_series(1, 200000) g;
+CREATE TABLE pn_small AS SELECT g AS k FROM generate_series(1, 1000) g;
+ANALYZE pn_big, pn_small;
+SET enable_hashagg = off;
+
+-- A sort over a scan, and a hash join, each run until sampled.
+SELECT count(*) FROM (SELECT s FROM pn_big ORDER BY s) o;
+SELECT count(*) FROM (SELECT s FROM pn_big ORDER BY s) o;
+SELECT count(*) FROM pn_big b JOIN pn_small s ON s.k = b.x::int;
+SELECT count(*) FROM pn_big b JOIN pn_small s ON s.k = b.x::int;
+
+-- Shapes: node types, labels and parents as EXPLAIN shows them.
+SELECT plan_node_id, parent_node_id, node_type, label
+  FROM jitprof_plan_nodes p
+  WHERE queryid = (SELECT queryid FROM jitprof_plan_nodes
+                   WHERE label = 'Seq Scan on pn_big' INTERSECT
+                   SELECT queryid FROM jitprof_plan_nodes WHERE label = 'Sort')
+  ORDER BY plan_node_id;
+SELECT plan_node_id, parent_node_id, node_type, label
+  FROM jitprof_plan_nodes p
+  WHERE queryid = (SELECT queryid FROM jitprof_plan_nodes
+                   WHERE node_type = 'HashJoin' LIMIT 1)
+  ORDER BY plan_node_id;
+
+-- The invariants: self <= total <= query_samples, shares in 0..100, and
+-- per query the nodes' self plus the outside row is query_samples.
+SELECT bool_and(self_samples <= total_samples) AS self_le_total,
+       bool_and(total_samples <= query_samples) AS total_le_query,
+       bool_and(jit_self_samples <= self_samples) AS jit_le_self,
+       bool_and(jit_compile_samples <= self_samples) AS compile_le_self,
+       bool_and(self_pct BETWEEN 0 AND 100 AND total_pct BETWEEN 0 AND 100) AS pct_ok
+  FROM jitprof_plan_nodes;
+SELECT bool_and(s = q) AS adds_up, count(*) >= 2 AS queries
+  FROM (SELECT queryid, sum(self_samples) AS s, max(query_samples) AS q
+        FROM jitprof_plan_nodes GROUP BY queryid) t;
+SELECT bool_and(p.query_samples = q.query_samples) AS same_query_samples
+  FROM jitprof_plan_nodes p JOIN jitprof_queries q USING (userid, dbid, queryid);
+-- a root's total is every node's self
+SELECT bool_and(r.total_samples = n.s) AS root_total
+  FROM jitprof_plan_nodes r
+  JOIN (SELECT queryid, sum(self_samples) AS s FROM jitprof_plan_nodes
+        WHERE plan_node_id >= 0 GROUP BY queryid) n USING (queryid)
+  WHERE r.plan_node_id = 0;
+
+-- jitprof_explain: EXPLAIN's layout, one annotated line per node.
+SELECT regexp_replace(line, '[0-9]+(\.[0-9])?', 'N', 'g') AS line
+  FROM jitprof_explain((SELECT queryid FROM jitprof_plan_nodes
+                        WHERE label = 'Seq Scan on pn_big' INTERSECT
+                        SELECT queryid FROM jitprof_plan_nodes
+                        WHERE label = 'Sort')) AS line;
+SELECT count(*) FROM jitprof_explain(12345);
+
+-- Folded stacks carry the plan path.
+SELECT count(*) > 0 AS has_paths FROM jitprof_folded() f
+  WHERE f ~ '^q-?[0-9]+;Agg#0;Sort#2(;SeqScan#3(;[a-z_0-9]+)?)? [0-9]+$';
+SELECT bool_and(f ~ '^q-?[0-9]+;.+ [0-9]+$') AS well_formed FROM jitprof_folded() f;
+
+-- Off: no new rows.
+SET jitprof.plan_nodes = off;
+SELECT jitprof_reset();
+SELECT count(*) FROM (SELECT s FROM pn_big ORDER BY s) o;
+SELECT count(*) AS rows_when_off FROM jitprof_plan_nodes;
+
+-- Only a superuser may turn it on.
+CREATE ROLE pn_user;
+SET ROLE pn_user;
+SET jitprof.plan_nodes = on;
+RESET ROLE;
+DROP ROLE pn_user;
+DROP TABLE pn_big, pn_small;

@@ -1,0 +1,42 @@
+-- Extension versions: 1.0 as it shipped, and the update to 1.1.
+SET client_min_messages = warning;
+DROP EXTENSION IF EXISTS jitprof;
+RESET client_min_messages;
+CREATE EXTENSION jitprof VERSION '1.0';
+SELECT extversion FROM pg_extension WHERE extname = 'jitprof';
+
+-- 1.0's jitprof_sampler has its 11 columns, through its own entry point.
+SELECT count(*) AS columns FROM pg_attribute
+  WHERE attrelid = 'jitprof_sampler'::regclass AND attnum > 0;
+SELECT sample_rate, entries >= 0 AS ok FROM jitprof_sampler;
+SELECT count(*) AS plan_node_objects FROM pg_proc
+  WHERE proname IN ('jitprof_plan_nodes', 'jitprof_explain');
+
+ALTER EXTENSION jitprof UPDATE;
+SELECT extversion FROM pg_extension WHERE extname = 'jitprof';
+SELECT count(*) AS columns FROM pg_attribute
+  WHERE attrelid = 'jitprof_sampler'::regclass AND attnum > 0;
+SELECT sample_rate, plan_node_entries >= 0 AS ok, max_plan_nodes,
+       plan_nodes_dropped FROM jitprof_sampler;
+SELECT count(*) AS plan_node_objects FROM pg_proc
+  WHERE proname IN ('jitprof_plan_nodes', 'jitprof_explain');
+SELECT count(*) AS plan_node_columns FROM pg_attribute
+  WHERE attrelid = 'jitprof_plan_nodes'::regclass AND attnum > 0;
+
+-- The updated extension has the objects of a fresh 1.1.
+CREATE TEMP TABLE updated AS
+  SELECT pg_describe_object(classid, objid, objsubid) AS object
+  FROM pg_depend WHERE refclassid = 'pg_extension'::regclass AND deptype = 'e'
+    AND refobjid = (SELECT oid FROM pg_extension WHERE extname = 'jitprof');
+DROP EXTENSION jitprof;
+CREATE EXTENSION jitprof;
+SELECT extversion FROM pg_extension WHERE extname = 'jitprof';
+SELECT object FROM (
+  SELECT pg_describe_object(classid, objid, objsubid) AS object
+  FROM pg_depend WHERE refclassid = 'pg_extension'::regclass AND deptype = 'e'
+    AND refobjid = (SELECT oid FROM pg_extension WHERE extname = 'jitprof')
+  EXCEPT SELECT object FROM updated) d;
+SELECT object FROM (SELECT object FROM updated EXCEPT
+  SELECT pg_describe_object(classid, objid, objsubid)
+  FROM pg_depend WHERE refclassid = 'pg_extension'::regclass AND deptype = 'e'
+    AND refobjid = (SELECT oid FROM pg_extension WHERE extname = 'jitprof')) d;
