@@ -117,6 +117,15 @@ _PG_init(void)
 							 0,
 							 NULL, NULL, NULL);
 
+	DefineCustomBoolVariable("jitprof.steps",
+							 "Gives JIT-compiled functions debug information whose source lines are the expression's steps.",
+							 "The step listings go to a file under jitprof.jitdump_dir.",
+							 &jitprof_steps,
+							 true,
+							 PGC_SUSET,
+							 0,
+							 NULL, NULL, NULL);
+
 	jp_perf_map_init();
 	jp_jitdump_init();
 	jp_store_init();

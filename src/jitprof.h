@@ -124,6 +124,9 @@ typedef struct JitprofFileCounters
 
 extern JitprofFileCounters jp_perf_map_counters;
 extern JitprofFileCounters jp_jitdump_counters;
+extern bool jitprof_perf_jitdump;
+extern char *jitprof_jitdump_dir;
+extern int	jitprof_jitdump_max_size;
 
 /* sink_perf_map.c, sink_jitdump.c: GUCs and sink registration */
 extern void jp_perf_map_init(void);
@@ -133,6 +136,23 @@ extern void jp_jitdump_init(void);
 extern void jp_sampler_init(void);
 extern void jp_store_init(void);
 extern int64 jp_execution_queryid(EState *estate);
+
+/* steps.c: expression step listings and debug info (issue 12) */
+typedef struct JitprofStepCounters
+{
+	uint64		functions_annotated;	/* given debug info */
+	uint64		functions_skipped;	/* debug info failed: left without */
+	uint64		file_bytes;		/* size of the step file */
+	uint64		file_failures;	/* step file could not be made or written */
+	uint64		listings_dropped;	/* not written: no file, or at its cap */
+} JitprofStepCounters;
+
+extern bool jitprof_steps;
+extern JitprofStepCounters jp_steps_counters;
+struct LLVMJitContext;
+extern void jp_steps_annotate(ExprState *state, struct LLVMJitContext *context,
+							  char *const *names, const bool *is_deform,
+							  int nfunctions);
 
 /* provider.c */
 extern bool jitprof_provider_active;

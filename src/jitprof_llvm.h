@@ -35,7 +35,7 @@
 #include <stdint.h>
 
 /* bump when either table changes: the two libraries are built together */
-#define JP_LLVM_ABI_VERSION 1
+#define JP_LLVM_ABI_VERSION 2
 
 /* name of the library (in $libdir) and of its one exported function */
 #define JP_LLVM_LIBRARY		"jitprof_llvm"
@@ -127,6 +127,21 @@ typedef struct JitprofInterposer
 								 * code */
 } JitprofInterposer;
 
+/*
+ * Debug information for one generated function (steps.c, llvm_steps.c):
+ * its source file is the step listing; the function's header is on
+ * first_line and its step (or deformed attribute) k on first_line + 1 + k.
+ */
+typedef struct JitprofDebugInfo
+{
+	const char *llvm_name;
+	const char *directory;
+	const char *file_name;
+	int			first_line;
+	int			nlines;			/* steps, or attributes of a deform function */
+	bool		is_deform;
+} JitprofDebugInfo;
+
 /* jitprof_llvm.so's side, handed back to jitprof.so */
 typedef struct JitprofLlvmTable
 {
@@ -151,6 +166,14 @@ typedef struct JitprofLlvmTable
 	int			(*new_functions) (struct LLVMJitContext *context,
 								  int counter_before, int max,
 								  char **names, bool *is_deform);
+
+	/*
+	 * llvm_steps.c: give a function of context's module debug information
+	 * (one line per basic block's step).  False, with the function left
+	 * without debug information, if that could not be done.
+	 */
+	bool		(*add_debug_info) (struct LLVMJitContext *context,
+								   const JitprofDebugInfo *info);
 } JitprofLlvmTable;
 
 typedef const JitprofLlvmTable *(*JitprofLlvmConnect) (const JitprofCoreTable *core);
