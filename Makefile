@@ -38,7 +38,8 @@ LLVM_OBJS = \
 	src/linker.o \
 	src/code_arena.o \
 	src/sink_gdb.o \
-	src/llvm_steps.o
+	src/llvm_steps.o \
+	src/sink_gdb_dwarf.o
 
 EXTENSION = jitprof
 DATA = jitprof--1.0.sql

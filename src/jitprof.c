@@ -119,9 +119,9 @@ _PG_init(void)
 
 	DefineCustomBoolVariable("jitprof.steps",
 							 "Gives JIT-compiled functions debug information whose source lines are the expression's steps.",
-							 "The step listings go to a file under jitprof.jitdump_dir.",
+							 "Off by default: it adds about 10% to emission time (doc/steps.md).",
 							 &jitprof_steps,
-							 true,
+							 false,
 							 PGC_SUSET,
 							 0,
 							 NULL, NULL, NULL);

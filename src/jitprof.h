@@ -52,6 +52,9 @@ typedef struct JitprofFunction
 	uint64		size;
 	char		llvm_name[JP_LLVM_NAME_LEN];
 	JitprofOrigin origin;
+	/* PC offset -> step table (jitprof.steps); malloc'd, owned by the object */
+	JitprofStepRange *steps;
+	int			nsteps;
 } JitprofFunction;
 
 /* One linked object (one llvmjit module): the unit of loading and freeing. */
@@ -145,9 +148,13 @@ typedef struct JitprofStepCounters
 	uint64		file_bytes;		/* size of the step file */
 	uint64		file_failures;	/* step file could not be made or written */
 	uint64		listings_dropped;	/* not written: no file, or at its cap */
+	uint64		tables;			/* live functions with a step table */
+	uint64		table_bytes;	/* their memory */
+	uint64		tables_dropped; /* not kept: out of memory */
 } JitprofStepCounters;
 
 extern bool jitprof_steps;
+extern const char *jp_steps_file_path(void);
 extern JitprofStepCounters jp_steps_counters;
 struct LLVMJitContext;
 extern void jp_steps_annotate(ExprState *state, struct LLVMJitContext *context,

@@ -19,6 +19,11 @@
  *   before the next step's first); the entry block, and the blocks of a
  *   deform function outside any attribute, get the header line.
  *
+ * The column of a location encodes the step (see JitprofStepRange): the
+ * step number plus one, JP_COLUMN_DEFORM + 1 + the attribute number in a
+ * deform function, 0 on the header line; linker.cpp reads the step back
+ * from the object's line table without knowing the listing.
+ *
  * Every call then has a location, as LLVM's verifier requires of calls to
  * functions with debug information inside a function with debug
  * information: that holds for the deform functions this same code gives
@@ -108,6 +113,7 @@ locate_instructions(LLVMContextRef ctx, LLVMValueRef fn, LLVMMetadataRef sp,
 {
 	unsigned	current = info->first_line;
 	unsigned	located = 0;
+	unsigned	column = 0;		/* the step number plus one; 0: header */
 	LLVMMetadataRef loc = NULL;
 
 	for (LLVMBasicBlockRef bb = LLVMGetFirstBasicBlock(fn); bb != NULL;
@@ -127,17 +133,24 @@ locate_instructions(LLVMContextRef ctx, LLVMValueRef fn, LLVMMetadataRef sp,
 			if (n < 0)
 				n = numbered(name, "op.");
 		}
-		if (n >= info->nlines)
+		if (n >= info->nlines || n >= JP_COLUMN_DEFORM ||
+			(info->is_deform && n >= 65535 - JP_COLUMN_DEFORM - 1))
 			return false;
 		if (n >= 0)
+		{
 			current = info->first_line + 1 + n;
+			column = info->is_deform ? JP_COLUMN_DEFORM + 1 + n : n + 1;
+		}
+		else if (info->is_deform)
+			column = 0;
 
 		for (LLVMValueRef inst = LLVMGetFirstInstruction(bb); inst != NULL;
 			 inst = LLVMGetNextInstruction(inst))
 		{
 			if (loc == NULL || located != current)
 			{
-				loc = LLVMDIBuilderCreateDebugLocation(ctx, current, 0, sp, NULL);
+				loc = LLVMDIBuilderCreateDebugLocation(ctx, current, column,
+													   sp, NULL);
 				located = current;
 			}
 			LLVMInstructionSetDebugLoc(inst, loc);

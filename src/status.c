@@ -136,6 +136,11 @@ jitprof_status_1_0(PG_FUNCTION_ARGS)
 				   jp_steps_counters.file_failures);
 	put_status_u64(rsinfo, "steps_listings_dropped",
 				   jp_steps_counters.listings_dropped);
+	put_status_u64(rsinfo, "steps_tables_live", jp_steps_counters.tables);
+	put_status_u64(rsinfo, "steps_table_bytes_live",
+				   jp_steps_counters.table_bytes);
+	put_status_u64(rsinfo, "steps_tables_dropped",
+				   jp_steps_counters.tables_dropped);
 	put_status_u64(rsinfo, "gdb_build_us", gdb.build_us);
 	put_status_u64(rsinfo, "gdb_register_us", gdb.register_us);
 	put_status_u64(rsinfo, "gdb_unregister_us",

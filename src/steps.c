@@ -60,7 +60,7 @@
 #include "jitprof.h"
 
 /* GUC */
-bool		jitprof_steps = true;
+bool		jitprof_steps = false;
 
 JitprofStepCounters jp_steps_counters;
 
@@ -77,6 +77,18 @@ static int	steps_fd = -1;
 static char steps_dir[MAXPGPATH];
 static char steps_name[64];
 static int	steps_lines = 0;	/* lines listed so far, written or not */
+
+/* full path of this backend's step file, or NULL if it has none */
+const char *
+jp_steps_file_path(void)
+{
+	static char path[MAXPGPATH];
+
+	if (steps_pid != getpid() || steps_fd < 0)
+		return NULL;
+	snprintf(path, sizeof(path), "%s/%s", steps_dir, steps_name);
+	return path;
+}
 
 /*
  * The directory checks of the jitdump sink, silently: a directory we may

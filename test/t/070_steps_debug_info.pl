@@ -36,7 +36,9 @@ $node->reload;
 my $mul_count = $node->safe_psql('postgres', 'SET jit = off; SELECT count(*) FROM f WHERE a * b > 1000.5');
 my $add_count = $node->safe_psql('postgres', 'SET jit = off; SELECT count(*) FROM f WHERE a + b > 10');
 
-is($node->safe_psql('postgres', 'SHOW jitprof.steps'), 'on', 'jitprof.steps is on by default');
+is($node->safe_psql('postgres', 'SHOW jitprof.steps'), 'off', 'jitprof.steps is off by default');
+$node->safe_psql('postgres', 'ALTER SYSTEM SET jitprof.steps = on');
+$node->reload;
 
 my $out = $node->safe_psql('postgres', q{
 SET jit_dump_bitcode = on;
