@@ -307,12 +307,19 @@ append_detail(StringInfo buf, ExprEvalStep *op, ExprEvalOp opcode,
 	}
 }
 
-/* tuple descriptor a FETCHSOME step knows, if llvmjit deforms with it */
+/*
+ * Tuple descriptor a FETCHSOME step knows, if llvmjit makes a deform
+ * function for it: a known descriptor and a fixed slot kind it can deform
+ * (llvmjit_expr.c and slot_compile_deform() of llvmjit_deform.c).
+ */
 static TupleDesc
 deformed_desc(ExprEvalStep *op)
 {
+	const TupleTableSlotOps *kind = op->d.fetch.kind;
+
 	if (op->d.fetch.fixed && op->d.fetch.known_desc != NULL &&
-		op->d.fetch.kind != &TTSOpsVirtual)
+		(kind == &TTSOpsHeapTuple || kind == &TTSOpsBufferHeapTuple ||
+		 kind == &TTSOpsMinimalTuple))
 		return op->d.fetch.known_desc;
 	return NULL;
 }
