@@ -31,14 +31,17 @@ OBJS = \
 	src/sampler_hooks.o \
 	src/sampler_nodes.o \
 	src/hotspots.o \
-	src/plan_nodes.o
+	src/plan_nodes.o \
+	src/steps.o
 
 LLVM_MODULE = jitprof_llvm
 LLVM_OBJS = \
 	src/llvm_entry.o \
 	src/linker.o \
 	src/code_arena.o \
-	src/sink_gdb.o
+	src/sink_gdb.o \
+	src/llvm_steps.o \
+	src/sink_gdb_dwarf.o
 
 EXTENSION = jitprof
 DATA = jitprof--1.0.sql jitprof--1.1.sql jitprof--1.0--1.1.sql
@@ -55,7 +58,7 @@ TAP_TESTS = 1
 PROVE_TESTS = test/t/*.pl
 PROVE_FLAGS = -I $(srcdir)/test/lib
 
-EXTRA_CLEAN = $(LLVM_MODULE)$(DLSUFFIX) $(LLVM_OBJS)
+EXTRA_CLEAN = $(LLVM_MODULE)$(DLSUFFIX) $(LLVM_OBJS) src/eeop_names.h
 
 PG_CONFIG ?= pg_config
 LLVM_CONFIG ?= llvm-config-14
@@ -105,6 +108,12 @@ $(LLVM_MODULE)$(DLSUFFIX): $(LLVM_OBJS) $(srcdir)/src/jitprof_llvm.map
 		-Wl,--version-script=$(srcdir)/src/jitprof_llvm.map $(LLVM_SHLIB_LINK)
 
 $(OBJS) $(LLVM_OBJS): $(wildcard $(srcdir)/src/*.h)
+
+# The names of the expression step opcodes, from the server's own headers
+# (src/steps.c checks the count against EEOP_LAST).
+src/steps.o: src/eeop_names.h
+src/eeop_names.h: $(srcdir)/tools/eeop_names.sh $(includedir_server)/executor/execExpr.h
+	$(SHELL) $(srcdir)/tools/eeop_names.sh $(includedir_server)/executor/execExpr.h > $@.tmp && mv $@.tmp $@
 
 install: install-llvm-module
 uninstall: uninstall-llvm-module

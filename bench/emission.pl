@@ -10,11 +10,13 @@ use List::Util qw(sum);
 my ($datadir, $corpus, @args) = @ARGV;
 my $rounds = 5;
 my $noopt = 0;
+my $steps = 0;
 for (@args)
 {
 	if ($_ eq '--noopt') { $noopt = 1 }
+	elsif ($_ eq '--steps') { $steps = 1 }
 	elsif (/^\d+$/) { $rounds = $_ }
-	else { die "usage: emission.sh [ROUNDS] [--noopt]\n" }
+	else { die "usage: emission.sh [ROUNDS] [--noopt] [--steps]\n" }
 }
 
 my %configs = (
@@ -34,6 +36,25 @@ my %configs = (
 	},
 );
 my @order = qw(stock jitlink rtdyld);
+
+# --steps (bench/steps.sh): jitprof with JITLink, jitprof.steps off and on
+if ($steps)
+{
+	%configs = (
+		steps_off => {
+			server => "-c shared_preload_libraries=jitprof -c jit_provider=jitprof",
+			session => '-c jitprof.steps=off',
+			linker => 'jitlink',
+		},
+		steps_on => {
+			server => "-c shared_preload_libraries=jitprof -c jit_provider=jitprof",
+			session => '-c jitprof.steps=on',
+			linker => 'jitlink',
+		},
+	);
+	@order = qw(steps_off steps_on);
+}
+my $base_config = $order[0];
 
 sub run
 {
@@ -79,7 +100,7 @@ my @queries;
 }
 
 # Load the data once, JIT off.
-start($configs{stock}{server});
+start($configs{$base_config}{server});
 psql('-c jit=off', "SET client_min_messages = warning;\n\\i $corpus/schema.sql\n");
 stop();
 
@@ -91,7 +112,8 @@ my $ticks_per_s = `getconf CLK_TCK` + 0 || 100;
 my %perquery;   # config -> [query index] -> [emission times]
 for my $round (1 .. $rounds)
 {
-	my @rot = (@order[($round - 1) % 3 .. 2], @order[0 .. ($round - 1) % 3 - 1]);
+	my $k = ($round - 1) % @order;
+	my @rot = (@order[$k .. $#order], @order[0 .. $k - 1]);
 	for my $config (@rot)
 	{
 		my $c = $configs{$config};
@@ -161,7 +183,7 @@ printf "medians over all query executions, in ms\n\n";
 printf "%-8s %9s %6s %10s %6s %10s %6s %9s %6s %10s\n",
   'config', 'emission', 'ratio', 'jit total', 'ratio', 'execution', 'ratio', 'exec-jit', 'ratio', 'sum(emis.)';
 my @metrics = qw(emission jit_total execution run);
-my %base = map { $_ => median(@{ $samples{stock}{$_} }) } @metrics;
+my %base = map { $_ => median(@{ $samples{$base_config}{$_} }) } @metrics;
 for my $config (@order)
 {
 	my $s = $samples{$config};
@@ -173,24 +195,24 @@ for my $config (@order)
 # Per query, the median emission time of each configuration against
 # stock's: the geometric mean of those ratios weighs small and large
 # queries alike.
-print "\nemission per query against stock (geometric mean of per-query median ratios):\n";
+print "\nemission per query against $base_config (geometric mean of per-query median ratios):\n";
 for my $config (@order)
 {
 	my $logsum = 0;
-	my $n = @{ $perquery{stock} };
+	my $n = @{ $perquery{$base_config} };
 	for my $i (0 .. $n - 1)
 	{
-		$logsum += log(median(@{ $perquery{$config}[$i] }) / median(@{ $perquery{stock}[$i] }));
+		$logsum += log(median(@{ $perquery{$config}[$i] }) / median(@{ $perquery{$base_config}[$i] }));
 	}
 	printf "  %-8s %.3f\n", $config, exp($logsum / $n);
 }
 
 print "\nbackend CPU time of one pass over all queries (median over rounds, ms):\n";
-my $cpu_base = median(@{ $samples{stock}{cpu} });
+my $cpu_base = median(@{ $samples{$base_config}{cpu} });
 printf "  %-8s %8.0f  %.3f\n", $_, median(@{ $samples{$_}{cpu} }), median(@{ $samples{$_}{cpu} }) / $cpu_base
   for @order;
 
 print "\nemission, jit total, execution: EXPLAIN ANALYZE's JIT Emission, JIT Total and\n"
   . "Execution Time (which includes JIT); exec-jit: Execution Time minus JIT Total;\n"
   . "sum(emis.): emission time of one pass over all queries, averaged over rounds.\n"
-  . "Ratios are against stock llvmjit.\n";
+  . "Ratios are against $base_config.\n";

@@ -52,6 +52,9 @@ typedef struct JitprofFunction
 	uint64		size;
 	char		llvm_name[JP_LLVM_NAME_LEN];
 	JitprofOrigin origin;
+	/* PC offset -> step table (jitprof.steps); malloc'd, owned by the object */
+	JitprofStepRange *steps;
+	int			nsteps;
 } JitprofFunction;
 
 /* One linked object (one llvmjit module): the unit of loading and freeing. */
@@ -124,6 +127,9 @@ typedef struct JitprofFileCounters
 
 extern JitprofFileCounters jp_perf_map_counters;
 extern JitprofFileCounters jp_jitdump_counters;
+extern bool jitprof_perf_jitdump;
+extern char *jitprof_jitdump_dir;
+extern int	jitprof_jitdump_max_size;
 
 /* sink_perf_map.c, sink_jitdump.c: GUCs and sink registration */
 extern void jp_perf_map_init(void);
@@ -135,6 +141,27 @@ extern void jp_store_init(void);
 extern int64 jp_execution_queryid(EState *estate);
 extern int32 jp_sampler_compile_begin(PlanState *ps);
 extern void jp_sampler_compile_end(int32 old);
+
+/* steps.c: expression step listings and debug info (issue 12) */
+typedef struct JitprofStepCounters
+{
+	uint64		functions_annotated;	/* given debug info */
+	uint64		functions_skipped;	/* debug info failed: left without */
+	uint64		file_bytes;		/* size of the step file */
+	uint64		file_failures;	/* step file could not be made or written */
+	uint64		listings_dropped;	/* not written: no file, or at its cap */
+	uint64		tables;			/* live functions with a step table */
+	uint64		table_bytes;	/* their memory */
+	uint64		tables_dropped; /* not kept: out of memory */
+} JitprofStepCounters;
+
+extern bool jitprof_steps;
+extern const char *jp_steps_file_path(void);
+extern JitprofStepCounters jp_steps_counters;
+struct LLVMJitContext;
+extern void jp_steps_annotate(ExprState *state, struct LLVMJitContext *context,
+							  char *const *names, const bool *is_deform,
+							  int nfunctions);
 
 /* provider.c */
 extern bool jitprof_provider_active;

@@ -35,7 +35,7 @@
 #include <stdint.h>
 
 /* bump when either table changes: the two libraries are built together */
-#define JP_LLVM_ABI_VERSION 1
+#define JP_LLVM_ABI_VERSION 2
 
 /* name of the library (in $libdir) and of its one exported function */
 #define JP_LLVM_LIBRARY		"jitprof_llvm"
@@ -52,12 +52,39 @@ typedef enum JitprofLinkerKind
 	JP_LINKER_RTDYLD
 } JitprofLinkerKind;
 
+/*
+ * One row of a function's step table (issue 12): the code from "offset"
+ * (bytes from the function's start) up to the next row's offset implements
+ * step "step" of its expression, listed on line "line" of the step file.
+ * step >= 0 is an expression step; JP_STEP_NONE code of no step (the
+ * function's prologue, code LLVM gave no line); JP_STEP_ATTRIBUTE(a) and
+ * below, the deforming of attribute a (0-based) by a deform function,
+ * inlined or not.  Read from the DWARF line table of the linked object
+ * (linker.cpp), whose column encodes the step (llvm_steps.c):
+ * 0 none, 1..JP_COLUMN_DEFORM step + 1, above it JP_COLUMN_DEFORM + 1 + a.
+ */
+typedef struct JitprofStepRange
+{
+	uint32_t	offset;
+	uint32_t	line;
+	int32_t		step;
+} JitprofStepRange;
+
+#define JP_STEP_NONE		(-1)
+#define JP_STEP_ATTRIBUTE(a) (-2 - (a))
+#define JP_COLUMN_DEFORM	10000
+
+/* most rows kept per function: the rest of its code counts as the last */
+#define JP_MAX_STEP_RANGES	4096
+
 /* A function as the linker sees it: llvmjit's name and where it landed. */
 typedef struct JitprofLinkedFunction
 {
 	const char *llvm_name;
 	uint64_t	address;
 	uint64_t	size;
+	const JitprofStepRange *steps;	/* sorted by offset; NULL if none */
+	int			nsteps;
 } JitprofLinkedFunction;
 
 /* the JIT code address space (code_arena.cpp) */
@@ -110,6 +137,9 @@ typedef struct JitprofCoreTable
 	const bool *debug_fail_link;	/* jitprof.debug_fail_link */
 	const bool *gdb;			/* jitprof.gdb */
 	const int  *code_arena_max_size;	/* jitprof.code_arena_max_size, kB */
+	const bool *steps;			/* jitprof.steps */
+	/* steps.c: this backend's step file (absolute path), or NULL */
+	const char *(*steps_file_path) (void);
 } JitprofCoreTable;
 
 /*
@@ -126,6 +156,21 @@ typedef struct JitprofInterposer
 	bool		required;		/* without it jitprof links none of llvmjit's
 								 * code */
 } JitprofInterposer;
+
+/*
+ * Debug information for one generated function (steps.c, llvm_steps.c):
+ * its source file is the step listing; the function's header is on
+ * first_line and its step (or deformed attribute) k on first_line + 1 + k.
+ */
+typedef struct JitprofDebugInfo
+{
+	const char *llvm_name;
+	const char *directory;
+	const char *file_name;
+	int			first_line;
+	int			nlines;			/* steps, or attributes of a deform function */
+	bool		is_deform;
+} JitprofDebugInfo;
 
 /* jitprof_llvm.so's side, handed back to jitprof.so */
 typedef struct JitprofLlvmTable
@@ -151,6 +196,14 @@ typedef struct JitprofLlvmTable
 	int			(*new_functions) (struct LLVMJitContext *context,
 								  int counter_before, int max,
 								  char **names, bool *is_deform);
+
+	/*
+	 * llvm_steps.c: give a function of context's module debug information
+	 * (one line per basic block's step).  False, with the function left
+	 * without debug information, if that could not be done.
+	 */
+	bool		(*add_debug_info) (struct LLVMJitContext *context,
+								   const JitprofDebugInfo *info);
 } JitprofLlvmTable;
 
 typedef const JitprofLlvmTable *(*JitprofLlvmConnect) (const JitprofCoreTable *core);

@@ -49,6 +49,8 @@ extern "C"
 #include "llvm/Object/ObjectFile.h"
 #include "llvm/Object/SymbolSize.h"
 #include "llvm/ADT/DenseMap.h"
+#include "llvm/ADT/StringMap.h"
+#include "llvm/DebugInfo/DWARF/DWARFContext.h"
 
 #include <mutex>
 #include <string>
@@ -101,12 +103,160 @@ struct PendingFunction {
   uint64_t Size;
 };
 
-void reportObject(uint64_t Key, const std::vector<PendingFunction> &Fns) {
+// Per function name, its step table (see JitprofStepRange).
+using StepTables = StringMap<std::vector<JitprofStepRange>>;
+
+// The step tables of an object with debug information from jitprof.steps
+// (llvm_steps.c): its DWARF line table, whose column is the step number
+// plus one, cut per function symbol.  The addresses of a relocatable
+// object's rows and symbols are section offsets (DWARFContext applies the
+// .debug_line relocations); those of RuntimeDyld's debug object are final
+// addresses.  Either way a row belongs to the function whose range holds
+// it, in the same section.  LLVM 14's JITLink drops non-allocated sections
+// such as .debug_line from its link graph, so this reads the object itself.
+// Errors only leave tables out.
+int32_t stepOfColumn(uint32_t Column) {
+  if (Column == 0)
+    return JP_STEP_NONE;
+  if (Column <= JP_COLUMN_DEFORM)
+    return int32_t(Column) - 1;
+  return JP_STEP_ATTRIBUTE(int32_t(Column - JP_COLUMN_DEFORM - 1));
+}
+
+StepTables stepTables(const object::ObjectFile &Obj) {
+  StepTables Tables;
+  bool HasLines = false;
+  for (const auto &S : Obj.sections()) {
+    auto Name = S.getName();
+    if (Name && (*Name == ".debug_line" || *Name == ".debug_line.dwo"))
+      HasLines = true;
+    else if (!Name)
+      consumeError(Name.takeError());
+  }
+  if (!HasLines)
+    return Tables;
+
+  auto Ignore = [](Error E) { consumeError(std::move(E)); };
+  std::unique_ptr<DWARFContext> Ctx = DWARFContext::create(
+      Obj, DWARFContext::ProcessDebugRelocations::Process, nullptr, "",
+      Ignore, Ignore);
+  struct LineRow {
+    uint64_t Section;
+    uint64_t Address;
+    uint32_t Line;
+    int32_t Step;
+  };
+  std::vector<LineRow> Rows;
+  for (const auto &CU : Ctx->compile_units()) {
+    const DWARFDebugLine::LineTable *LT =
+        Ctx->getLineTableForUnit(CU.get());
+    if (!LT)
+      continue;
+    for (const auto &R : LT->Rows)
+      if (!R.EndSequence)
+        Rows.push_back({R.Address.SectionIndex, R.Address.Address, R.Line,
+                        stepOfColumn(R.Column)});
+  }
+  if (Rows.empty())
+    return Tables;
+  std::stable_sort(Rows.begin(), Rows.end(),
+                   [](const LineRow &A, const LineRow &B) {
+                     return A.Address < B.Address;
+                   });
+
+  for (const auto &P : object::computeSymbolSizes(Obj)) {
+    const object::SymbolRef &Sym = P.first;
+    auto Type = Sym.getType();
+    auto Name = Sym.getName();
+    auto Addr = Sym.getAddress();
+    auto Sec = Sym.getSection();
+    if (!Type || !Name || !Addr || !Sec) {
+      consumeError(Type.takeError());
+      consumeError(Name.takeError());
+      consumeError(Addr.takeError());
+      consumeError(Sec.takeError());
+      continue;
+    }
+    if (*Type != object::SymbolRef::ST_Function || Name->empty() ||
+        *Sec == Obj.section_end())
+      continue;
+    uint64_t SecIndex = (*Sec)->getIndex();
+    uint64_t Start = *Addr, End = *Addr + P.second;
+    std::vector<JitprofStepRange> T;
+    auto I = std::lower_bound(Rows.begin(), Rows.end(), Start,
+                              [](const LineRow &R, uint64_t A) {
+                                return R.Address < A;
+                              });
+    for (; I != Rows.end() && I->Address < End; ++I) {
+      if (I->Section != object::SectionedAddress::UndefSection &&
+          I->Section != SecIndex)
+        continue;
+      if (!T.empty() && T.back().step == I->Step && T.back().line == I->Line)
+        continue;
+      if (T.size() >= JP_MAX_STEP_RANGES)
+        break;
+      uint32_t Off = uint32_t(I->Address - Start);
+      if (!T.empty() && T.back().offset == Off)
+        T.back() = {Off, I->Line, I->Step};
+      else
+        T.push_back({Off, I->Line, I->Step});
+    }
+    if (!T.empty())
+      Tables[*Name] = std::move(T);
+  }
+  return Tables;
+}
+
+StepTables stepTables(const MemoryBuffer &O) {
+  auto Obj = object::ObjectFile::createObjectFile(O.getMemBufferRef());
+  if (!Obj) {
+    consumeError(Obj.takeError());
+    return StepTables();
+  }
+  return stepTables(**Obj);
+}
+
+void reportObject(uint64_t Key, const std::vector<PendingFunction> &Fns,
+                  const StepTables *Tables = nullptr) {
   std::vector<JitprofLinkedFunction> C;
   C.reserve(Fns.size());
-  for (const auto &F : Fns)
-    C.push_back({F.Name.c_str(), F.Address, F.Size});
+  for (const auto &F : Fns) {
+    JitprofLinkedFunction L = {F.Name.c_str(), F.Address, F.Size, nullptr, 0};
+    if (Tables) {
+      auto I = Tables->find(F.Name);
+      if (I != Tables->end()) {
+        L.steps = I->second.data();
+        L.nsteps = int(I->second.size());
+      }
+    }
+    C.push_back(L);
+  }
   jp_core->object_linked(Key, C.data(), static_cast<int>(C.size()));
+}
+
+// Step tables read from objects on their way to JITLink, until the
+// object's emission (JitprofPlugin) or failure.
+std::mutex StepTablesLock;
+DenseMap<MaterializationResponsibility *, StepTables> PendingStepTables;
+
+void keepStepTables(MaterializationResponsibility *MR, const MemoryBuffer &O) {
+  if (!*jp_core->steps)
+    return;
+  StepTables T = stepTables(O);
+  if (T.empty())
+    return;
+  std::lock_guard<std::mutex> Lock(StepTablesLock);
+  PendingStepTables[MR] = std::move(T);
+}
+
+StepTables takeStepTables(MaterializationResponsibility *MR) {
+  std::lock_guard<std::mutex> Lock(StepTablesLock);
+  auto I = PendingStepTables.find(MR);
+  if (I == PendingStepTables.end())
+    return StepTables();
+  StepTables T = std::move(I->second);
+  PendingStepTables.erase(I);
+  return T;
 }
 
 class JitprofPlugin : public ObjectLinkingLayer::Plugin {
@@ -141,8 +291,9 @@ public:
       Fns = std::move(I->second);
       Pending.erase(I);
     }
+    StepTables Tables = takeStepTables(&MR);
     return MR.withResourceKeyDo(
-        [&](ResourceKey K) { reportObject(uint64_t(K), Fns); });
+        [&](ResourceKey K) { reportObject(uint64_t(K), Fns, &Tables); });
   }
 
   Error notifyFailed(MaterializationResponsibility &MR) override {
@@ -150,6 +301,7 @@ public:
       std::lock_guard<std::mutex> Lock(M);
       Pending.erase(&MR);
     }
+    (void) takeStepTables(&MR);
     jp_core->link_failed();
     return Error::success();
   }
@@ -215,7 +367,11 @@ public:
         continue;
       Fns.push_back({Name->str(), *Addr, P.second});
     }
-    reportObject(K, Fns);
+    if (*jp_core->steps) {
+      StepTables Tables = stepTables(*DebugObj);
+      reportObject(K, Fns, &Tables);
+    } else
+      reportObject(K, Fns);
   }
 
   void notifyFreeingObject(ObjectKey K) override {
@@ -289,8 +445,10 @@ public:
 
   void emit(std::unique_ptr<MaterializationResponsibility> R,
             std::unique_ptr<MemoryBuffer> O) override {
-    if (!RTDyldLayer)
+    if (!RTDyldLayer) {
+      keepStepTables(R.get(), *O);
       return JITLinkLayer->emit(std::move(R), std::move(O));
+    }
 
     std::string Why;
     auto G = graphFor(*O, Why);
@@ -299,6 +457,7 @@ public:
       RTDyldLayer->emit(std::move(R), std::move(O));
       return;
     }
+    keepStepTables(R.get(), *O);
     Buffers.keep(R.get(), std::move(O));
     JITLinkLayer->emit(std::move(R), std::move(G));
   }

@@ -33,6 +33,11 @@ extern const char *jp_llvm_version(void);
 /* code_arena.cpp */
 extern void jp_arena_stats(JitprofArenaStats *stats);
 
+/* llvm_steps.c */
+struct LLVMJitContext;
+extern bool jp_add_debug_info(struct LLVMJitContext *context,
+							  const JitprofDebugInfo *info);
+
 /* sink_gdb.c */
 extern void jp_gdb_init(void);
 extern void jp_gdb_counters(JitprofGdbCounters *counters);

@@ -41,6 +41,7 @@ static JitprofLlvmTable llvm_table = {
 	.arena_stats = jp_arena_stats,
 	.gdb_counters = jp_gdb_counters,
 	.new_functions = new_functions,
+	.add_debug_info = jp_add_debug_info,
 };
 
 /*

@@ -41,6 +41,8 @@ static const JitprofCoreTable core_table = {
 	.debug_fail_link = &jitprof_debug_fail_link,
 	.gdb = &jitprof_gdb,
 	.code_arena_max_size = &jitprof_code_arena_max_size,
+	.steps = &jitprof_steps,
+	.steps_file_path = jp_steps_file_path,
 };
 
 /*

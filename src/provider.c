@@ -372,6 +372,9 @@ jp_compile_expr(ExprState *state)
 	jp_naming_record_expr(state, &context->base, (const char *const *) names,
 						  is_deform, nfunctions);
 
+	/* the step listing and DWARF line tables (steps.c), if jitprof.steps */
+	jp_steps_annotate(state, context, names, is_deform, nfunctions);
+
 	for (int i = 0; i < nfunctions; i++)
 		pfree(names[i]);
 

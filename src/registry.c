@@ -95,6 +95,40 @@ origin_of_helper(JitprofFunction *fn, const JitprofObject *object)
 			*p = '_';
 }
 
+/* keep the linker's step table of a function (issue 12), if it has one */
+static void
+copy_step_table(JitprofFunction *fn, const JitprofLinkedFunction *linked)
+{
+	int			n = Min(linked->nsteps, JP_MAX_STEP_RANGES);
+
+	fn->steps = NULL;
+	fn->nsteps = 0;
+	if (linked->steps == NULL || n <= 0)
+		return;
+	fn->steps = malloc(n * sizeof(JitprofStepRange));
+	if (fn->steps == NULL)
+	{
+		jp_steps_counters.tables_dropped++;
+		return;
+	}
+	memcpy(fn->steps, linked->steps, n * sizeof(JitprofStepRange));
+	fn->nsteps = n;
+	jp_steps_counters.tables++;
+	jp_steps_counters.table_bytes += n * sizeof(JitprofStepRange);
+}
+
+static void
+free_step_table(JitprofFunction *fn)
+{
+	if (fn->steps == NULL)
+		return;
+	jp_steps_counters.tables--;
+	jp_steps_counters.table_bytes -= fn->nsteps * sizeof(JitprofStepRange);
+	free(fn->steps);
+	fn->steps = NULL;
+	fn->nsteps = 0;
+}
+
 void
 jp_registry_object_linked(uint64_t key, const JitprofLinkedFunction *functions,
 						  int nfunctions)
@@ -127,6 +161,7 @@ jp_registry_object_linked(uint64_t key, const JitprofLinkedFunction *functions,
 		strlcpy(fn->llvm_name, functions[i].llvm_name, JP_LLVM_NAME_LEN);
 		if (!jp_naming_take(fn->llvm_name, &fn->origin))
 			fn->origin.symbol[0] = '\0';
+		copy_step_table(fn, &functions[i]);
 	}
 	for (int i = 0; i < nfunctions; i++)
 		if (object->functions[i].origin.symbol[0] == '\0')
@@ -152,6 +187,9 @@ jp_registry_object_linked(uint64_t key, const JitprofLinkedFunction *functions,
 
 		jp_counters.code_bytes_live += object->functions[i].size;
 		recent[slot] = object->functions[i];
+		/* the table belongs to the live object only */
+		recent[slot].steps = NULL;
+		recent[slot].nsteps = 0;
 		recent_keys[slot] = key;
 		recent_live[slot] = true;
 	}
@@ -185,6 +223,8 @@ jp_registry_object_freed(uint64_t key)
 			if (recent_keys[i] == key)
 				recent_live[i] = false;
 
+		for (int i = 0; i < object->nfunctions; i++)
+			free_step_table(&object->functions[i]);
 		free(object->functions);
 		free(object);
 	}

@@ -88,6 +88,7 @@
 
 #include "elf_machine.h"
 #include "jitprof.h"
+#include "sink_gdb_dwarf.h"
 #include "linker.h"
 
 /*
@@ -244,20 +245,33 @@ write_image(int fd, const JitprofObject *object, uint64 lo, uint64 hi)
 	Elf64_Sym  *syms = NULL;
 	char	   *strs = NULL;
 	size_t		strs_len = 1;
-	char		shstrs[] = "\0.text\0.symtab\0.strtab\0.shstrtab";
+	char		shstrs[] = "\0.text\0.symtab\0.strtab\0.shstrtab"
+	"\0.debug_abbrev\0.debug_info\0.debug_line";
 	off_t		written;
 	size_t		result = 0;
+	JpGdbDwarf	dwarf;
+	bool		have_dwarf;
 
 	/* the offsets of the names in shstrs */
 #define SHSTR_TEXT		1
 #define SHSTR_SYMTAB	7
 #define SHSTR_STRTAB	15
 #define SHSTR_SHSTRTAB	23
+#define SHSTR_DEBUG_ABBREV	33
+#define SHSTR_DEBUG_INFO	47
+#define SHSTR_DEBUG_LINE	59
+
+	/* lines of the step file, with jitprof.steps (sink_gdb_dwarf.c) */
+	have_dwarf = jp_core->steps_file_path != NULL &&
+		jp_gdb_dwarf_build(object, lo, hi, jp_core->steps_file_path(),
+						   function_name, &dwarf);
 
 	elf = elf_begin(fd, ELF_C_WRITE, NULL);
 	if (elf == NULL)
 	{
 		warn_elf("elf_begin");
+		if (have_dwarf)
+			jp_gdb_dwarf_free(&dwarf);
 		return 0;
 	}
 
@@ -322,6 +336,14 @@ write_image(int fd, const JitprofObject *object, uint64 lo, uint64 hi)
 						   sizeof(shstrs), ELF_T_BYTE, 1);
 	if (symtab == NULL || strtab == NULL || shstrtab == NULL)
 		goto done;
+	if (have_dwarf &&
+		(add_section(elf, SHSTR_DEBUG_ABBREV, SHT_PROGBITS, 0, dwarf.abbrev,
+					 dwarf.abbrev_len, ELF_T_BYTE, 1) == NULL ||
+		 add_section(elf, SHSTR_DEBUG_INFO, SHT_PROGBITS, 0, dwarf.info,
+					 dwarf.info_len, ELF_T_BYTE, 1) == NULL ||
+		 add_section(elf, SHSTR_DEBUG_LINE, SHT_PROGBITS, 0, dwarf.line,
+					 dwarf.line_len, ELF_T_BYTE, 1) == NULL))
+		goto done;
 
 	/* .symtab: names in .strtab, all symbols after the null one global */
 	shdr = elf64_getshdr(symtab);
@@ -347,6 +369,8 @@ done:
 	elf_end(elf);
 	free(syms);
 	free(strs);
+	if (have_dwarf)
+		jp_gdb_dwarf_free(&dwarf);
 	return result;
 }
 

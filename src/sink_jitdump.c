@@ -9,6 +9,8 @@
  * The format is the one of linux's tools/perf/Documentation/
  * jitdump-specification.txt: a file header, one JIT_CODE_LOAD record per
  * function (with its code), and JIT_CODE_CLOSE when the backend exits.
+ * With jitprof.steps, a function's JIT_CODE_DEBUG_INFO record (its step
+ * table, as lines of the step file: see steps.c) precedes its code load.
  * Timestamps come from CLOCK_MONOTONIC, the clock of "perf record -k 1".
  *
  * perf finds the file because the process maps it with PROT_EXEC: perf
@@ -68,6 +70,7 @@
 #define JITDUMP_VERSION		1
 #define JIT_CODE_LOAD		0
 #define JIT_CODE_CLOSE		3
+#define JIT_CODE_DEBUG_INFO	2
 
 typedef struct JitdumpFileHeader
 {
@@ -99,6 +102,18 @@ typedef struct JitdumpCodeLoad
 	uint64		code_size;
 	uint64		code_index;
 } JitdumpCodeLoad;
+
+/*
+ * JIT_CODE_DEBUG_INFO: followed by nr_entry entries of {uint64 addr, int32
+ * lineno, int32 discrim, NUL-terminated file name}.  perf inject applies it
+ * to the next JIT_CODE_LOAD.
+ */
+typedef struct JitdumpDebugInfo
+{
+	JitdumpRecordHeader header;
+	uint64		code_addr;
+	uint64		nr_entry;
+}			JitdumpDebugInfo;
 
 /* GUC variables */
 bool		jitprof_perf_jitdump = false;
@@ -416,6 +431,60 @@ jitdump_enabled(void)
 /* functions written per writev() call */
 #define BATCH	32
 
+/*
+ * Size of fn's JIT_CODE_DEBUG_INFO record (issue 12): a line per row of its
+ * step table, in the step file; 0 if it has none.
+ */
+static size_t
+debug_info_size(const JitprofFunction *fn, const char *file)
+{
+	if (fn->nsteps <= 0 || file == NULL)
+		return 0;
+	return sizeof(JitdumpDebugInfo) +
+		fn->nsteps * (sizeof(uint64) + 2 * sizeof(int32) + strlen(file) + 1);
+}
+
+/* write fn's JIT_CODE_DEBUG_INFO record of "size" bytes */
+static bool
+write_debug_info(const JitprofFunction *fn, const char *file, size_t size,
+				 uint64 now)
+{
+	char	   *buf = malloc(size);
+	char	   *p = buf;
+	JitdumpDebugInfo rec;
+	bool		ok;
+
+	if (buf == NULL)
+		return true;			/* the code load record goes without */
+	rec.header.id = JIT_CODE_DEBUG_INFO;
+	rec.header.total_size = size;
+	rec.header.timestamp = now;
+	rec.code_addr = fn->address;
+	rec.nr_entry = fn->nsteps;
+	memcpy(p, &rec, sizeof(rec));
+	p += sizeof(rec);
+	for (int i = 0; i < fn->nsteps; i++)
+	{
+		uint64		addr = fn->address + fn->steps[i].offset;
+		int32		lineno = (int32) fn->steps[i].line;
+		int32		discrim = 0;
+
+		memcpy(p, &addr, sizeof(addr));
+		p += sizeof(addr);
+		memcpy(p, &lineno, sizeof(lineno));
+		p += sizeof(lineno);
+		memcpy(p, &discrim, sizeof(discrim));
+		p += sizeof(discrim);
+		/* every entry names the file: perf inject ignores the "\xff" form */
+		strcpy(p, file);
+		p += strlen(file) + 1;
+	}
+	Assert(p - buf == size);
+	ok = jp_write_all(dump_fd, buf, size);
+	free(buf);
+	return ok;
+}
+
 static void
 jitdump_object_linked(const JitprofObject *object)
 {
@@ -424,6 +493,7 @@ jitdump_object_linked(const JitprofObject *object)
 	int			nrec = 0;
 	uint32		tid;
 	uint64		now;
+	const char *steps_file = jp_steps_file_path();
 
 	if (dump_fd < 0 || dump_pid != getpid())
 	{
@@ -442,6 +512,7 @@ jitdump_object_linked(const JitprofObject *object)
 		uint64		name_hash;
 		uint64		code_hash;
 		JitprofRange *written;
+		size_t		debug_size;
 
 		if (fn->size == 0 || fn->address == 0)
 			continue;
@@ -457,8 +528,9 @@ jitdump_object_linked(const JitprofObject *object)
 			written->code_hash == code_hash)
 			continue;
 
-		if (jp_jitdump_counters.bytes + sizeof(*rec) + namelen + fn->size >
-			(uint64) jitprof_jitdump_max_size * 1024)
+		debug_size = debug_info_size(fn, steps_file);
+		if (jp_jitdump_counters.bytes + debug_size + sizeof(*rec) + namelen +
+			fn->size > (uint64) jitprof_jitdump_max_size * 1024)
 		{
 			jp_jitdump_counters.dropped++;
 			if (!dump_cap_warned)
@@ -481,6 +553,24 @@ jitdump_object_linked(const JitprofObject *object)
 		}
 		jp_jitdump_counters.bytes += sizeof(*rec) + namelen + fn->size;
 		jp_jitdump_counters.records++;
+
+		/* its line table goes right before its code load record */
+		if (debug_size > 0)
+		{
+			if (nrec > 0 && !writev_all(dump_fd, iov, nrec * 3))
+			{
+				dump_failed_io();
+				return;
+			}
+			nrec = 0;
+			if (!write_debug_info(fn, steps_file, debug_size, now))
+			{
+				dump_failed_io();
+				return;
+			}
+			jp_jitdump_counters.bytes += debug_size;
+			jp_jitdump_counters.records++;
+		}
 
 		rec->header.id = JIT_CODE_LOAD;
 		rec->header.total_size = sizeof(*rec) + namelen + fn->size;

@@ -127,6 +127,20 @@ jitprof_status_1_0(PG_FUNCTION_ARGS)
 				   gdb.objects_registered);
 	put_status_u64(rsinfo, "gdb_objects_live", gdb.objects_live);
 	put_status_u64(rsinfo, "gdb_failures", gdb.failures);
+	put_status_u64(rsinfo, "steps_functions_annotated",
+				   jp_steps_counters.functions_annotated);
+	put_status_u64(rsinfo, "steps_functions_skipped",
+				   jp_steps_counters.functions_skipped);
+	put_status_u64(rsinfo, "steps_file_bytes", jp_steps_counters.file_bytes);
+	put_status_u64(rsinfo, "steps_file_failures",
+				   jp_steps_counters.file_failures);
+	put_status_u64(rsinfo, "steps_listings_dropped",
+				   jp_steps_counters.listings_dropped);
+	put_status_u64(rsinfo, "steps_tables_live", jp_steps_counters.tables);
+	put_status_u64(rsinfo, "steps_table_bytes_live",
+				   jp_steps_counters.table_bytes);
+	put_status_u64(rsinfo, "steps_tables_dropped",
+				   jp_steps_counters.tables_dropped);
 	put_status_u64(rsinfo, "gdb_build_us", gdb.build_us);
 	put_status_u64(rsinfo, "gdb_register_us", gdb.register_us);
 	put_status_u64(rsinfo, "gdb_unregister_us",

@@ -53,16 +53,16 @@ unlike($off_out, qr/^f$/m, 'every forced join method is really used');
 
 my %runs = (
 	'forced JIT, optimized and inlined, JITLink' => {
-		settings => [],
+		settings => ['jitprof.steps = on'],
 		linker => 'jitlink',
 	},
 	'forced JIT, unoptimized, JITLink' => {
-		settings => ['jit_optimize_above_cost = -1', 'jit_inline_above_cost = -1'],
+		settings => ['jit_optimize_above_cost = -1', 'jit_inline_above_cost = -1', 'jitprof.steps = on'],
 		linker => 'jitlink',
 		deform => 1,
 	},
 	'forced JIT, optimized and inlined, RuntimeDyld' => {
-		settings => ['jitprof.linker = rtdyld'],
+		settings => ['jitprof.linker = rtdyld', 'jitprof.steps = on'],
 		linker => 'rtdyld',
 	},
 );
@@ -95,6 +95,10 @@ for my $name (sort keys %runs)
 	# jitprof_functions keeps the last 1024 functions: most of the corpus.
 	cmp_ok($status->{recent_functions}, '>', 500, "$name: recent functions listed");
 	is($status->{unnamed_functions}, '0', "$name: every generated function got a query/plan-node name");
+	# with jitprof.steps on, every function got its step lines (issue 12)
+	cmp_ok($status->{steps_functions_annotated}, '>=', $status->{objects_linked},
+		"$name: functions given step debug information");
+	is($status->{steps_functions_skipped}, '0', "$name: no function left without it");
 }
 
 # EXPLAIN ANALYZE agrees that the corpus queries are JIT-compiled, with

@@ -1,0 +1,476 @@
+/*-------------------------------------------------------------------------
+ *
+ * steps.c
+ *	  Expression step listings: the "source file" of JIT code.
+ *
+ * llvmjit translates an ExprState step by step: the code of step n sits in
+ * basic blocks named "b.<n>.*" (or "op.<n>.*"), and a deform function's
+ * code for attribute a in blocks "block.attr.<a>.*".  With jitprof.steps on,
+ * compile_expr (provider.c) calls jp_steps_annotate() for the functions it
+ * just generated.  For each one it appends a listing to this backend's step
+ * file, one line per step (opcode and what it works on) or per deformed
+ * attribute, after a header line naming the function:
+ *
+ *	  evalexpr_5_3: 7 steps
+ *	  step 0: EEOP_SCAN_FETCHSOME last_var 5
+ *	  step 1: EEOP_SCAN_VAR l_quantity (attno 5)
+ *	  ...
+ *
+ * and asks jitprof_llvm.so to give the function DWARF debug information
+ * whose line numbers are those of that listing (llvm_steps.c).  perf and
+ * gdb then show a step line as the source line of the machine code.
+ *
+ * The step file is <jitprof.jitdump_dir>/.debug/jit/jitprof-steps-<date>-
+ * <random>/steps-<pid>.txt, created by the backend's first annotated
+ * function, with the directory checks of the jitdump sink (the directories
+ * may be in /tmp).  It is written only while a consumer of it is on
+ * (jitprof.perf_jitdump, jit_profiling_support, jitprof.gdb,
+ * jit_debugging_support), which create a file per backend anyway; without
+ * one, functions still get their debug information, with line numbers
+ * that no file backs (counted in steps_listings_dropped).  It is written with one write() per expression and
+ * capped at jitprof.jitdump_max_size: past the cap, or if it cannot be
+ * created or written, listings are counted as dropped and the line numbers
+ * carry on as if they had been written (they still identify the step: see
+ * jp_steps_line_step()).  Nothing here fails or slows a query: problems
+ * are counted, never reported as an ERROR, and the file costs one syscall
+ * per JIT-compiled expression.
+ *
+ * Runs in the backend's only thread, at compile_expr time (a transaction is
+ * open, so catalog look-ups for function and type names are allowed).
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "executor/execExpr.h"
+#include "executor/nodeAgg.h"
+#include "executor/tuptable.h"
+#include "jit/jit.h"
+#include "jit/llvmjit.h"
+#include "lib/stringinfo.h"
+#include "miscadmin.h"
+#include "utils/builtins.h"
+#include "utils/lsyscache.h"
+
+#include "jitprof.h"
+
+/* GUC */
+bool		jitprof_steps = false;
+
+JitprofStepCounters jp_steps_counters;
+
+static const char *const eeop_names[] = {
+#include "eeop_names.h"
+};
+
+StaticAssertDecl(lengthof(eeop_names) == EEOP_LAST,
+				 "eeop_names.h does not match executor/execExpr.h");
+
+/* the step file of this backend */
+static pid_t steps_pid = 0;
+static int	steps_fd = -1;
+static char steps_dir[MAXPGPATH];
+static char steps_name[64];
+static int	steps_lines = 0;	/* lines listed so far, written or not */
+
+/* full path of this backend's step file, or NULL if it has none */
+const char *
+jp_steps_file_path(void)
+{
+	static char path[MAXPGPATH];
+
+	if (steps_pid != getpid() || steps_fd < 0)
+		return NULL;
+	snprintf(path, sizeof(path), "%s/%s", steps_dir, steps_name);
+	return path;
+}
+
+/*
+ * The directory checks of the jitdump sink, silently: a directory we may
+ * create files in, not a symlink, ours or root's, and not writable by
+ * others unless sticky.
+ */
+static bool
+private_dir(const char *path)
+{
+	struct stat st;
+
+	if (mkdir(path, S_IRWXU | S_IRGRP | S_IXGRP | S_IROTH | S_IXOTH) != 0 &&
+		errno != EEXIST)
+		return false;
+	if (lstat(path, &st) != 0 || !S_ISDIR(st.st_mode))
+		return false;
+	if (st.st_uid != geteuid() && st.st_uid != 0)
+		return false;
+	if ((st.st_mode & (S_IWGRP | S_IWOTH)) != 0 && (st.st_mode & S_ISVTX) == 0)
+		return false;
+	return true;
+}
+
+/* open this backend's step file; false if there is none */
+static bool
+steps_open(void)
+{
+	const char *dir = jitprof_jitdump_dir;
+	char		path[MAXPGPATH];
+	char		date[16];
+	time_t		now = time(NULL);
+	struct tm	tm;
+
+	if (steps_pid == getpid())
+		return steps_fd >= 0;
+
+	/* first use in this process */
+	steps_pid = getpid();
+	steps_fd = -1;
+	steps_lines = 0;
+
+	if (dir == NULL || dir[0] == '\0')
+		dir = "/tmp";
+	snprintf(path, sizeof(path), "%s/.debug", dir);
+	if (!private_dir(path))
+		goto fail;
+	snprintf(path, sizeof(path), "%s/.debug/jit", dir);
+	if (!private_dir(path))
+		goto fail;
+	localtime_r(&now, &tm);
+	strftime(date, sizeof(date), "%Y%m%d", &tm);
+	snprintf(steps_dir, sizeof(steps_dir),
+			 "%s/.debug/jit/jitprof-steps-%s-XXXXXX", dir, date);
+	if (mkdtemp(steps_dir) == NULL)
+		goto fail;
+	snprintf(steps_name, sizeof(steps_name), "steps-%d.txt", (int) steps_pid);
+	snprintf(path, sizeof(path), "%s/%s", steps_dir, steps_name);
+	steps_fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_APPEND | O_NOFOLLOW |
+					O_CLOEXEC, S_IRUSR | S_IWUSR | S_IRGRP | S_IROTH);
+	if (steps_fd < 0)
+		goto fail;
+	return true;
+
+fail:
+	jp_steps_counters.file_failures++;
+	return false;
+}
+
+/* append s to buf with newlines and other control characters replaced */
+static void
+append_clean(StringInfo buf, const char *s)
+{
+	for (; *s; s++)
+		appendStringInfoChar(buf, ((unsigned char) *s < ' ') ? '?' : *s);
+}
+
+static void
+append_function(StringInfo buf, FmgrInfo *finfo)
+{
+	char	   *name;
+
+	if (finfo == NULL)
+		return;
+	name = get_func_name(finfo->fn_oid);
+	appendStringInfoChar(buf, ' ');
+	if (name != NULL)
+		append_clean(buf, name);
+	else
+		appendStringInfo(buf, "function %u", finfo->fn_oid);
+}
+
+/* column name of attribute "attnum" (0-based) of desc, if known */
+static void
+append_column(StringInfo buf, TupleDesc desc, int attnum)
+{
+	if (desc != NULL && attnum >= 0 && attnum < desc->natts &&
+		NameStr(TupleDescAttr(desc, attnum)->attname)[0] != '\0')
+	{
+		appendStringInfoChar(buf, ' ');
+		append_clean(buf, NameStr(TupleDescAttr(desc, attnum)->attname));
+	}
+	appendStringInfo(buf, " (attno %d)", attnum + 1);
+}
+
+/* what step op works on, after its opcode */
+static void
+append_detail(StringInfo buf, ExprEvalStep *op, ExprEvalOp opcode,
+			  TupleDesc inner, TupleDesc outer, TupleDesc scan)
+{
+	switch (opcode)
+	{
+		case EEOP_INNER_FETCHSOME:
+		case EEOP_OUTER_FETCHSOME:
+		case EEOP_SCAN_FETCHSOME:
+			appendStringInfo(buf, " last_var %d", op->d.fetch.last_var);
+			break;
+		case EEOP_INNER_VAR:
+			append_column(buf, inner, op->d.var.attnum);
+			break;
+		case EEOP_OUTER_VAR:
+			append_column(buf, outer, op->d.var.attnum);
+			break;
+		case EEOP_SCAN_VAR:
+			append_column(buf, scan, op->d.var.attnum);
+			break;
+		case EEOP_INNER_SYSVAR:
+		case EEOP_OUTER_SYSVAR:
+		case EEOP_SCAN_SYSVAR:
+			appendStringInfo(buf, " (attno %d)", op->d.var.attnum);
+			break;
+		case EEOP_ASSIGN_INNER_VAR:
+			append_column(buf, inner, op->d.assign_var.attnum);
+			appendStringInfo(buf, " -> result %d", op->d.assign_var.resultnum);
+			break;
+		case EEOP_ASSIGN_OUTER_VAR:
+			append_column(buf, outer, op->d.assign_var.attnum);
+			appendStringInfo(buf, " -> result %d", op->d.assign_var.resultnum);
+			break;
+		case EEOP_ASSIGN_SCAN_VAR:
+			append_column(buf, scan, op->d.assign_var.attnum);
+			appendStringInfo(buf, " -> result %d", op->d.assign_var.resultnum);
+			break;
+		case EEOP_ASSIGN_TMP:
+		case EEOP_ASSIGN_TMP_MAKE_RO:
+			appendStringInfo(buf, " -> result %d", op->d.assign_tmp.resultnum);
+			break;
+		case EEOP_CONST:
+			if (op->d.constval.isnull)
+				appendStringInfoString(buf, " null");
+			break;
+		case EEOP_FUNCEXPR:
+		case EEOP_FUNCEXPR_STRICT:
+		case EEOP_FUNCEXPR_FUSAGE:
+		case EEOP_FUNCEXPR_STRICT_FUSAGE:
+		case EEOP_DISTINCT:
+		case EEOP_NOT_DISTINCT:
+		case EEOP_NULLIF:
+			append_function(buf, op->d.func.finfo);
+			break;
+		case EEOP_BOOL_AND_STEP_FIRST:
+		case EEOP_BOOL_AND_STEP:
+		case EEOP_BOOL_AND_STEP_LAST:
+		case EEOP_BOOL_OR_STEP_FIRST:
+		case EEOP_BOOL_OR_STEP:
+		case EEOP_BOOL_OR_STEP_LAST:
+			appendStringInfo(buf, " -> step %d", op->d.boolexpr.jumpdone);
+			break;
+		case EEOP_QUAL:
+			appendStringInfo(buf, " -> step %d", op->d.qualexpr.jumpdone);
+			break;
+		case EEOP_JUMP:
+		case EEOP_JUMP_IF_NULL:
+		case EEOP_JUMP_IF_NOT_NULL:
+		case EEOP_JUMP_IF_NOT_TRUE:
+			appendStringInfo(buf, " -> step %d", op->d.jump.jumpdone);
+			break;
+		case EEOP_PARAM_EXEC:
+		case EEOP_PARAM_EXTERN:
+			appendStringInfo(buf, " $%d", op->d.param.paramid);
+			break;
+		case EEOP_IOCOERCE:
+			append_function(buf, op->d.iocoerce.finfo_out);
+			append_function(buf, op->d.iocoerce.finfo_in);
+			break;
+		case EEOP_ROWCOMPARE_STEP:
+			append_function(buf, op->d.rowcompare_step.finfo);
+			break;
+		case EEOP_SCALARARRAYOP:
+			append_function(buf, op->d.scalararrayop.finfo);
+			break;
+		case EEOP_AGGREF:
+			appendStringInfo(buf, " aggno %d", op->d.aggref.aggno);
+			break;
+		case EEOP_AGG_PLAIN_TRANS_INIT_STRICT_BYVAL:
+		case EEOP_AGG_PLAIN_TRANS_STRICT_BYVAL:
+		case EEOP_AGG_PLAIN_TRANS_BYVAL:
+		case EEOP_AGG_PLAIN_TRANS_INIT_STRICT_BYREF:
+		case EEOP_AGG_PLAIN_TRANS_STRICT_BYREF:
+		case EEOP_AGG_PLAIN_TRANS_BYREF:
+		case EEOP_AGG_ORDERED_TRANS_DATUM:
+		case EEOP_AGG_ORDERED_TRANS_TUPLE:
+			{
+				AggStatePerTrans pertrans = op->d.agg_trans.pertrans;
+				char	   *name = pertrans ? get_func_name(pertrans->transfn_oid) : NULL;
+
+				if (name != NULL)
+				{
+					appendStringInfoChar(buf, ' ');
+					append_clean(buf, name);
+				}
+				appendStringInfo(buf, " (transno %d)", op->d.agg_trans.transno);
+			}
+			break;
+		default:
+			break;
+	}
+}
+
+/*
+ * Tuple descriptor a FETCHSOME step knows, if llvmjit makes a deform
+ * function for it: a known descriptor and a fixed slot kind it can deform
+ * (llvmjit_expr.c and slot_compile_deform() of llvmjit_deform.c).
+ */
+static TupleDesc
+deformed_desc(ExprEvalStep *op)
+{
+	const TupleTableSlotOps *kind = op->d.fetch.kind;
+
+	if (op->d.fetch.fixed && op->d.fetch.known_desc != NULL &&
+		(kind == &TTSOpsHeapTuple || kind == &TTSOpsBufferHeapTuple ||
+		 kind == &TTSOpsMinimalTuple))
+		return op->d.fetch.known_desc;
+	return NULL;
+}
+
+/*
+ * List the steps of "state" and give the nfunctions functions llvmjit just
+ * generated for it (names, is_deform as from new_functions) debug
+ * information whose lines are those of the listing.
+ */
+void
+jp_steps_annotate(ExprState *state, LLVMJitContext *context,
+				  char *const *names, const bool *is_deform, int nfunctions)
+{
+	StringInfoData buf;
+	TupleDesc	inner = NULL;
+	TupleDesc	outer = NULL;
+	TupleDesc	scan = NULL;
+	TupleDesc	deform_descs[64];
+	int			deform_natts[64];
+	int			ndeform = 0;
+	int			next_deform = 0;
+	bool		have_file;
+
+	if (!jitprof_steps || nfunctions <= 0 || jp_llvm == NULL ||
+		jp_llvm->add_debug_info == NULL)
+		return;
+
+	/* the file is for perf and gdb: written only when one of them looks */
+	have_file = (jitprof_perf_jitdump || jit_profiling_support ||
+				 jitprof_gdb || jit_debugging_support) && steps_open();
+	initStringInfo(&buf);
+
+	/* the descriptors of the slots, as the FETCHSOME steps know them */
+	for (int i = 0; i < state->steps_len; i++)
+	{
+		ExprEvalStep *op = &state->steps[i];
+		ExprEvalOp	opcode = ExecEvalStepOp(state, op);
+		TupleDesc	desc;
+
+		if (opcode != EEOP_INNER_FETCHSOME && opcode != EEOP_OUTER_FETCHSOME &&
+			opcode != EEOP_SCAN_FETCHSOME)
+			continue;
+		desc = op->d.fetch.known_desc;
+		if (opcode == EEOP_INNER_FETCHSOME && inner == NULL)
+			inner = desc;
+		else if (opcode == EEOP_OUTER_FETCHSOME && outer == NULL)
+			outer = desc;
+		else if (opcode == EEOP_SCAN_FETCHSOME && scan == NULL)
+			scan = desc;
+		if (deformed_desc(op) != NULL && ndeform < lengthof(deform_descs))
+		{
+			deform_descs[ndeform] = deformed_desc(op);
+			deform_natts[ndeform] = op->d.fetch.last_var;
+			ndeform++;
+		}
+	}
+
+	for (int f = 0; f < nfunctions; f++)
+	{
+		JitprofDebugInfo info;
+		int			header = steps_lines + 1;
+
+		/*
+		 * The llvmjit name: jitprof's name of the function is resolved only
+		 * once the plan is fully initialized (naming.c), jitprof_functions
+		 * shows both.
+		 */
+		appendStringInfo(&buf, "%s: ", names[f]);
+
+		if (!is_deform[f])
+		{
+			appendStringInfo(&buf, "%d steps\n", state->steps_len);
+			for (int i = 0; i < state->steps_len; i++)
+			{
+				ExprEvalStep *op = &state->steps[i];
+				ExprEvalOp	opcode = ExecEvalStepOp(state, op);
+
+				appendStringInfo(&buf, "step %d: %s", i,
+								 (opcode >= 0 && opcode < EEOP_LAST) ?
+								 eeop_names[opcode] : "?");
+				append_detail(&buf, op, opcode, inner, outer, scan);
+				appendStringInfoChar(&buf, '\n');
+			}
+			info.nlines = state->steps_len;
+		}
+		else
+		{
+			/* deform functions are generated in the order of their steps */
+			TupleDesc	desc = NULL;
+			int			natts = 0;
+
+			if (next_deform < ndeform)
+			{
+				desc = deform_descs[next_deform];
+				natts = deform_natts[next_deform];
+				next_deform++;
+			}
+			appendStringInfo(&buf, "deform %d attributes\n", natts);
+			for (int a = 0; a < natts; a++)
+			{
+				appendStringInfo(&buf, "attribute %d:", a + 1);
+				if (desc != NULL && a < desc->natts)
+				{
+					Form_pg_attribute att = TupleDescAttr(desc, a);
+
+					if (NameStr(att->attname)[0] != '\0')
+					{
+						appendStringInfoChar(&buf, ' ');
+						append_clean(&buf, NameStr(att->attname));
+					}
+					appendStringInfoChar(&buf, ' ');
+					append_clean(&buf,
+								 format_type_extended(att->atttypid, -1,
+													  FORMAT_TYPE_ALLOW_INVALID));
+				}
+				appendStringInfoChar(&buf, '\n');
+			}
+			info.nlines = natts;
+		}
+
+		info.llvm_name = names[f];
+		info.directory = have_file ? steps_dir : "";
+		info.file_name = have_file ? steps_name : "jitprof-steps.txt";
+		info.first_line = header;
+		info.is_deform = is_deform[f];
+		steps_lines = header + info.nlines;
+
+		if (jp_llvm->add_debug_info(context, &info))
+			jp_steps_counters.functions_annotated++;
+		else
+			jp_steps_counters.functions_skipped++;
+	}
+
+	/* the listing, in one write; past the cap, or without a file, dropped */
+	if (have_file &&
+		jp_steps_counters.file_bytes + buf.len <=
+		(uint64) jitprof_jitdump_max_size * 1024)
+	{
+		if (jp_write_all(steps_fd, buf.data, buf.len))
+			jp_steps_counters.file_bytes += buf.len;
+		else
+		{
+			/* the file's lines no longer match: write no more to it */
+			close(steps_fd);
+			steps_fd = -1;
+			jp_steps_counters.file_failures++;
+			jp_steps_counters.listings_dropped++;
+		}
+	}
+	else
+		jp_steps_counters.listings_dropped++;
+
+	pfree(buf.data);
+}
