@@ -142,6 +142,15 @@ no_reset_after_error(void)
 {
 }
 
+/* run this session without JIT, as a server without a JIT provider does */
+static void
+disable_jit(JitProviderCallbacks *cb)
+{
+	cb->reset_after_error = no_reset_after_error;
+	cb->release_context = no_release_context;
+	cb->compile_expr = no_compile_expr;
+}
+
 /*
  * jitprof.llvmjit_library leads back into jitprof.  The GUC's check hook
  * refuses such a value when it is set; this catches what it cannot see (a
@@ -163,9 +172,46 @@ refuse_self_reference(JitProviderCallbacks *cb, const char *path,
 					   path),
 			 errhint("Set jitprof.llvmjit_library to PostgreSQL's llvmjit, for example '$libdir/llvmjit'.")));
 
-	cb->reset_after_error = no_reset_after_error;
-	cb->release_context = no_release_context;
-	cb->compile_expr = no_compile_expr;
+	disable_jit(cb);
+}
+
+/*
+ * Load PostgreSQL's JIT provider.  If the loader fails (not a shared
+ * library, a missing dependency, no _PG_jit_provider_init), say why once and
+ * return NULL: the session then runs without JIT, instead of failing the
+ * query that needed it.  Catching is safe here because a failed load holds
+ * no resources.
+ */
+static JitProviderInit
+load_llvmjit(const char *path)
+{
+	MemoryContext oldcxt = CurrentMemoryContext;
+	JitProviderInit init = NULL;
+
+	PG_TRY();
+	{
+		init = (JitProviderInit)
+			load_external_function(path, "_PG_jit_provider_init", true, NULL);
+	}
+	PG_CATCH();
+	{
+		ErrorData  *edata;
+
+		MemoryContextSwitchTo(oldcxt);
+		edata = CopyErrorData();
+		FlushErrorState();
+		ereport(WARNING,
+				(errcode(edata->sqlerrcode),
+				 errmsg("could not load PostgreSQL's JIT provider \"%s\", so JIT compilation is disabled for this session",
+						path),
+				 errdetail_internal("%s", edata->message),
+				 errhint("Set jitprof.llvmjit_library to PostgreSQL's llvmjit, for example '$libdir/llvmjit'.")));
+		FreeErrorData(edata);
+		init = NULL;
+	}
+	PG_END_TRY();
+
+	return init;
 }
 
 void
@@ -197,11 +243,16 @@ _PG_jit_provider_init(JitProviderCallbacks *cb)
 	}
 
 	if (stat(path, &st) != 0)
-		ereport(ERROR,
+	{
+		ereport(WARNING,
 				(errcode_for_file_access(),
-				 errmsg("jitprof could not find PostgreSQL's JIT provider \"%s\": %m",
+				 errmsg("could not find PostgreSQL's JIT provider \"%s\": %m",
 						path),
+				 errdetail("JIT compilation is disabled for this session."),
 				 errhint("Install PostgreSQL's LLVM JIT support (llvmjit.so), or set jitprof.llvmjit_library to its path.")));
+		disable_jit(cb);
+		return;
+	}
 
 	llvm = jp_llvm_load();
 
@@ -218,11 +269,10 @@ _PG_jit_provider_init(JitProviderCallbacks *cb)
 		 * leader's libraries first; anyone may LOAD it): that is fine, its
 		 * LLVM session starts at its first compilation, after this.
 		 */
-		init = (JitProviderInit)
-			load_external_function(path, "_PG_jit_provider_init", true, NULL);
-		if (in_this_library((const void *) init))
+		init = load_llvmjit(path);
+		if (init != NULL && in_this_library((const void *) init))
 			reentered = true;
-		else
+		else if (init != NULL)
 		{
 			/* sets callbacks only (and may call back in here, see above) */
 			init(&llvmjit_callbacks);
@@ -238,6 +288,12 @@ _PG_jit_provider_init(JitProviderCallbacks *cb)
 	PG_END_TRY();
 
 	error_context_stack = errcallback.previous;
+
+	if (init == NULL)
+	{
+		disable_jit(cb);
+		return;
+	}
 
 	if (reentered)
 	{
