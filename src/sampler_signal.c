@@ -423,8 +423,9 @@ prepare_timer(void)
 		(sa.sa_handler != SIG_DFL && sa.sa_handler != SIG_IGN))
 	{
 		ereport(WARNING,
-				(errmsg("jitprof could not start its sampler: SIGPROF is already in use in this process"),
-				 errdetail("Hotspot samples are not collected in this session.")));
+				(errmsg("could not start the jitprof sampler because SIGPROF is already in use in this process"),
+				 errdetail("Hotspot samples are not collected in this session."),
+				 errhint("Remove the other user of SIGPROF from this process, or set jitprof.sample_rate to 0.")));
 		timer_broken = true;
 		return false;
 	}
@@ -448,7 +449,7 @@ prepare_timer(void)
 
 fail:
 	ereport(WARNING,
-			(errmsg("jitprof could not start its sampler: %m"),
+			(errmsg("could not start the jitprof sampler: %m"),
 			 errdetail("Hotspot samples are not collected in this session.")));
 	/* do not try again in this process */
 	timer_broken = true;
