@@ -22,6 +22,7 @@ ok(-f $queries, "queries file $queries exists");
 my $node = jitprof_node('exporter', conf => q{
 shared_preload_libraries = 'jitprof,pg_stat_statements'
 jitprof.sample_rate = 1000
+jitprof.plan_nodes = on
 });
 my $tmp = PostgreSQL::Test::Utils::tempdir;
 
@@ -160,6 +161,40 @@ is($mismatch, 0, 'every hotspot series equals jitprof_hotspots');
 my ($top) = sort { $b->[2] <=> $a->[2] } @hot;
 is(join(' ', map { $top->[1]{$_} } qw(queryid node_type role)), "$workload_qid SeqScan qual",
 	'the top hotspot is the workload scan qual');
+
+# Per plan node: every exported series equals jitprof_plan_nodes, at most
+# 50 of them, and the workload's hottest node is its Seq Scan.
+my %nexpect;
+for my $row (split /\n/, view(q{SELECT queryid, plan_node_id, coalesce(node_type, ''),
+  self_samples, total_samples, jit_self_samples, jit_compile_samples
+  FROM jitprof_plan_nodes WHERE queryid IS NOT NULL}))
+{
+	my ($qid, $node_id, $type, @v) = split /\|/, $row;
+	$nexpect{ join('|', $qid, $node_id, $type) } = \@v;
+}
+my %ncol = (self_samples => 0, total_samples => 1, jit_self_samples => 2,
+	jit_compile_samples => 3);
+my @pn = series('jitprof_plan_node_self_samples');
+ok(@pn >= 1 && @pn <= 50, scalar(@pn) . ' plan-node series, at most the top 50');
+my $nmismatch = 0;
+for my $col (sort keys %ncol)
+{
+	for my $s (series("jitprof_plan_node_$col"))
+	{
+		my $k = join('|', map { $s->[1]{$_} } qw(queryid plan_node_id node_type));
+		my $want = $nexpect{$k} ? $nexpect{$k}[ $ncol{$col} ] : undef;
+		if (!defined $want || $want != $s->[2])
+		{
+			$nmismatch++;
+			diag("jitprof_plan_node_$col $k = $s->[2], view says " . ($want // 'nothing'));
+		}
+	}
+}
+is($nmismatch, 0, 'every plan-node series equals jitprof_plan_nodes');
+like($metrics, qr/^# TYPE jitprof_plan_node_self_samples counter$/m, 'plan-node self samples are a counter');
+my ($ntop) = sort { $b->[2] <=> $a->[2] }
+  grep { $_->[1]{queryid} eq $workload_qid } @pn;
+is($ntop && $ntop->[1]{node_type}, 'SeqScan', 'the workload\'s hottest plan node is its scan');
 
 # The whole pipeline: a Prometheus server scrapes the exporter every second
 # and answers PromQL over it.
