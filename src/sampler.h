@@ -208,6 +208,7 @@ extern void jp_nodes_define_gucs(void);
 
 /* sampler_hooks.c */
 extern TupleTableSlot *jp_flush_trampoline(PlanState *node);
+extern TupleTableSlot *jp_run_node_itself(PlanState *node);
 extern void jp_watch_forget_all(void);
 
 #endif							/* JITPROF_SAMPLER_H */

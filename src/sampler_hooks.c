@@ -265,9 +265,12 @@ watch_end(void)
 	watch_active = false;
 }
 
-/* Run a node as the executor's own dispatch would, below every wrapper. */
-static TupleTableSlot *
-run_node_itself(PlanState *node)
+/*
+ * Run a node as the executor's own dispatch would, below every wrapper: the
+ * way out when wrappers that captured each other would loop.
+ */
+TupleTableSlot *
+jp_run_node_itself(PlanState *node)
 {
 	TupleTableSlot *result;
 
@@ -292,7 +295,7 @@ jp_flush_trampoline(PlanState *node)
 	TupleTableSlot *result;
 
 	if (e == NULL || e->saved == NULL || e->in_call)
-		return run_node_itself(node);
+		return jp_run_node_itself(node);
 
 	if (jp_flush_armed)
 	{

@@ -96,21 +96,6 @@ static JpExec *installed_exec = NULL;
 
 static TupleTableSlot *jp_node_wrapper(PlanState *node);
 
-/* Run a node as the executor's own dispatch would, below every wrapper. */
-static TupleTableSlot *
-run_itself(PlanState *node)
-{
-	TupleTableSlot *result;
-
-	jp_forward_fallbacks++;
-	if (node->instrument == NULL)
-		return node->ExecProcNodeReal(node);
-	InstrStartNode(node->instrument);
-	result = node->ExecProcNodeReal(node);
-	InstrStopNode(node->instrument, TupIsNull(result) ? 0.0 : 1.0);
-	return result;
-}
-
 static pg_noinline void
 flush_now(void)
 {
@@ -126,7 +111,7 @@ wrapper_slow(PlanState *node, JpNodeEntry *e)
 	TupleTableSlot *result;
 
 	if (e == NULL || e->fwd_node != node || e->saved == NULL || e->in_call)
-		return run_itself(node);
+		return jp_run_node_itself(node);
 	e->in_call = true;
 	result = e->saved(node);
 	e->in_call = false;

@@ -960,49 +960,57 @@ jp_store_unlock(void)
 }
 
 /*
- * Copy every entry into backend-local memory (CurrentMemoryContext), so that
- * the SQL functions build their result sets after releasing the lock.  The
- * lock is held, shared, only for a memcpy per entry: a reader of a full
- * store delays a flushing backend by that copy (well under a millisecond at
- * 5,000 entries), never by the time a tuplestore takes to fill.  The array
- * is allocated and zeroed before the lock is taken, so no page fault or
- * malloc happens under it; if the store grew in between, it is allocated
- * again.  Returns the array and sets *nentries to its length.
+ * Copy every entry of one of the store's hash tables into backend-local
+ * memory (CurrentMemoryContext), so that the SQL functions build their
+ * result sets after releasing the lock.  The lock is held, shared, only for
+ * a memcpy per entry: a reader of a full store delays a flushing backend by
+ * that copy (well under a millisecond at 5,000 entries), never by the time a
+ * tuplestore takes to fill.  The array is allocated and zeroed before the
+ * lock is taken, so no page fault or malloc happens under it; if the table
+ * grew in between, it is allocated again.  Returns the array and sets
+ * *nentries to its length.
  */
-JpStoreEntry *
-jp_store_copy(int64 *nentries)
+static void *
+copy_table(HTAB *hash, Size entrysize, long max_entries, int64 *nentries)
 {
-	JpStoreEntry *copy = NULL;
+	char	   *copy = NULL;
 	long		capacity = 0;
 
 	for (;;)
 	{
 		HASH_SEQ_STATUS status;
-		JpStoreEntry *entry;
+		void	   *entry;
 		long		n = 0;
 		long		want;
 
 		LWLockAcquire(store->lock, LW_SHARED);
-		want = hash_get_num_entries(store_hash);
+		want = hash_get_num_entries(hash);
 		if (copy != NULL && want <= capacity)
 		{
-			hash_seq_init(&status, store_hash);
+			hash_seq_init(&status, hash);
 			while ((entry = hash_seq_search(&status)) != NULL)
-				memcpy(&copy[n++], entry, sizeof(JpStoreEntry));
+				memcpy(copy + (n++) * entrysize, entry, entrysize);
 			LWLockRelease(store->lock);
 			*nentries = n;
 			return copy;
 		}
 		LWLockRelease(store->lock);
 
-		/* room for some growth, but never more than the store can hold */
+		/* room for some growth, but never more than the table can hold */
 		if (copy != NULL)
 			pfree(copy);
-		capacity = Max(want, Min(want + want / 8 + 16,
-								 (long) jitprof_max_hotspots));
-		copy = palloc_extended(Max(capacity, 1) * sizeof(JpStoreEntry),
+		capacity = Max(want, Min(want + want / 8 + 16, max_entries));
+		copy = palloc_extended(Max(capacity, 1) * entrysize,
 							   MCXT_ALLOC_HUGE | MCXT_ALLOC_ZERO);
 	}
+}
+
+/* a copy of every hotspot entry; see copy_table() */
+JpStoreEntry *
+jp_store_copy(int64 *nentries)
+{
+	return copy_table(store_hash, sizeof(JpStoreEntry),
+					  (long) jitprof_max_hotspots, nentries);
 }
 
 /* iterate over all entries; caller holds the lock */
@@ -1012,44 +1020,12 @@ jp_store_begin_scan(HASH_SEQ_STATUS *status)
 	hash_seq_init(status, store_hash);
 }
 
-/*
- * Copy every plan-node row into backend-local memory, as jp_store_copy()
- * does for the entries: allocated before the lock is taken, a memcpy per
- * row under it.
- */
+/* a copy of every plan-node row; see copy_table() */
 JpStoreNodeEntry *
 jp_store_copy_nodes(int64 *nnodes)
 {
-	JpStoreNodeEntry *copy = NULL;
-	long		capacity = 0;
-
-	for (;;)
-	{
-		HASH_SEQ_STATUS status;
-		JpStoreNodeEntry *entry;
-		long		n = 0;
-		long		want;
-
-		LWLockAcquire(store->lock, LW_SHARED);
-		want = hash_get_num_entries(node_hash);
-		if (copy != NULL && want <= capacity)
-		{
-			hash_seq_init(&status, node_hash);
-			while ((entry = hash_seq_search(&status)) != NULL)
-				memcpy(&copy[n++], entry, sizeof(JpStoreNodeEntry));
-			LWLockRelease(store->lock);
-			*nnodes = n;
-			return copy;
-		}
-		LWLockRelease(store->lock);
-
-		if (copy != NULL)
-			pfree(copy);
-		capacity = Max(want, Min(want + want / 8 + 16,
-								 (long) jitprof_max_plan_nodes));
-		copy = palloc_extended(Max(capacity, 1) * sizeof(JpStoreNodeEntry),
-							   MCXT_ALLOC_HUGE | MCXT_ALLOC_ZERO);
-	}
+	return copy_table(node_hash, sizeof(JpStoreNodeEntry),
+					  (long) jitprof_max_plan_nodes, nnodes);
 }
 
 void
