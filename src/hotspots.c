@@ -63,8 +63,12 @@ typedef struct QueryTotals
 	int64		max_function_query_samples;
 } QueryTotals;
 
-static bool
-reader_sees_all(void)
+/*
+ * May the caller see other roles' query IDs, symbols and code addresses?
+ * The rule of pg_stat_statements, shared by every jitprof view.
+ */
+bool
+jp_reader_sees_all(void)
 {
 	return superuser() ||
 		has_privs_of_role(GetUserId(), ROLE_PG_READ_ALL_STATS);
@@ -89,7 +93,7 @@ jitprof_hotspots_1_0(PG_FUNCTION_ARGS)
 	jp_store_require();
 	InitMaterializedSRF(fcinfo, 0);
 	Assert(rsinfo->setDesc->natts == HOTSPOTS_COLS);
-	see_all = reader_sees_all();
+	see_all = jp_reader_sees_all();
 
 	entries = jp_store_copy(&nentries);
 	for (entry = entries; entry < entries + nentries; entry++)
@@ -207,7 +211,7 @@ jitprof_queries_1_0(PG_FUNCTION_ARGS)
 	jp_store_require();
 	InitMaterializedSRF(fcinfo, 0);
 	Assert(rsinfo->setDesc->natts == QUERIES_COLS);
-	see_all = reader_sees_all();
+	see_all = jp_reader_sees_all();
 
 	totals = query_totals();
 	hash_seq_init(&status, totals);
@@ -339,7 +343,7 @@ jitprof_folded_1_0(PG_FUNCTION_ARGS)
 
 	jp_store_require();
 	InitMaterializedSRF(fcinfo, MAT_SRF_USE_EXPECTED_DESC);
-	see_all = reader_sees_all();
+	see_all = jp_reader_sees_all();
 	initStringInfo(&line);
 
 	entries = jp_store_copy(&nentries);

@@ -178,6 +178,9 @@ extern bool jp_got_patch(const void *code, const char *library,
 						 const JitprofInterposer *interposers,
 						 int ninterposers);
 
+/* hotspots.c: may the caller see other roles' rows and code addresses? */
+extern bool jp_reader_sees_all(void);
+
 /* naming.c */
 extern void jp_naming_record_expr(ExprState *state, JitContext *context,
 								  const char *const *llvm_names,

@@ -57,13 +57,6 @@ typedef struct QueryRow
 	int64		query_samples;
 } QueryRow;
 
-static bool
-sees_all(void)
-{
-	return superuser() ||
-		has_privs_of_role(GetUserId(), ROLE_PG_READ_ALL_STATS);
-}
-
 static double
 pct(int64 part, int64 whole)
 {
@@ -116,7 +109,7 @@ copy_rows(bool one_query, int64 queryid, int *nrows,
 	QueryRow   *qs;
 	int			count = 0;
 	int			qcount = 0;
-	bool		all = sees_all();
+	bool		all = jp_reader_sees_all();
 	Oid			me = GetUserId();
 
 	/* two copies, each taken under the lock; no lock from here on */
@@ -347,7 +340,7 @@ jitprof_explain_1_1(PG_FUNCTION_ARGS)
 	int64		qsamples = 0;
 	int64		executions = 0;
 	int64		self_sum = 0;
-	bool		all = sees_all();
+	bool		all = jp_reader_sees_all();
 	Oid			me = GetUserId();
 	StringInfoData line;
 
@@ -546,7 +539,7 @@ jitprof_folded_1_1(PG_FUNCTION_ARGS)
 
 	jp_store_require();
 	InitMaterializedSRF(fcinfo, MAT_SRF_USE_EXPECTED_DESC);
-	all = sees_all();
+	all = jp_reader_sees_all();
 
 	entries = jp_store_copy(&nentries);
 	fns = palloc(sizeof(FoldedFunction) * Max(nentries, 1));

@@ -18,11 +18,9 @@
  */
 #include "postgres.h"
 
-#include "catalog/pg_authid.h"
 #include "fmgr.h"
 #include "funcapi.h"
 #include "miscadmin.h"
-#include "utils/acl.h"
 #include "utils/builtins.h"
 
 #include "jitprof.h"
@@ -158,8 +156,7 @@ jitprof_functions_1_0(PG_FUNCTION_ARGS)
 
 	InitMaterializedSRF(fcinfo, 0);
 	Assert(rsinfo->setDesc->natts == FUNCTIONS_COLS);
-	show_addresses = superuser() ||
-		has_privs_of_role(GetUserId(), ROLE_PG_READ_ALL_STATS);
+	show_addresses = jp_reader_sees_all();
 
 	n = jp_registry_recent_count();
 	for (int i = 0; i < n; i++)
