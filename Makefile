@@ -39,6 +39,7 @@ LLVM_OBJS = \
 	src/llvm_entry.o \
 	src/linker.o \
 	src/code_arena.o \
+	src/eh_frame.o \
 	src/sink_gdb.o \
 	src/llvm_steps.o \
 	src/sink_gdb_dwarf.o

@@ -55,6 +55,15 @@ typedef struct JitprofFunction
 	/* PC offset -> step table (jitprof.steps); malloc'd, owned by the object */
 	JitprofStepRange *steps;
 	int			nsteps;
+
+	/*
+	 * Unwinding information (see JitprofLinkedFunction): the linker's memory,
+	 * valid only while the sinks' object_linked callbacks run; NULL after.
+	 */
+	const uint8 *eh_frame;
+	uint32		eh_frame_size;
+	uint32		eh_frame_pc_field;
+	uint64		room_after;
 } JitprofFunction;
 
 /* One linked object (one llvmjit module): the unit of loading and freeing. */
@@ -127,6 +136,18 @@ typedef struct JitprofFileCounters
 
 extern JitprofFileCounters jp_perf_map_counters;
 extern JitprofFileCounters jp_jitdump_counters;
+
+/* sink_jitdump.c: JIT_CODE_UNWINDING_INFO records (issue 12) */
+typedef struct JitprofUnwindCounters
+{
+	uint64		records;		/* written */
+	uint64		missing;		/* functions without: no usable FDE */
+	uint64		no_room;		/* not written: no free space after code */
+} JitprofUnwindCounters;
+
+extern JitprofUnwindCounters jp_jitdump_unwind_counters;
+extern bool jitprof_jitdump_unwinding;
+extern bool jp_jitdump_unwind_wanted(void);
 extern bool jitprof_perf_jitdump;
 extern char *jitprof_jitdump_dir;
 extern int	jitprof_jitdump_max_size;

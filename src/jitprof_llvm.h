@@ -35,7 +35,7 @@
 #include <stdint.h>
 
 /* bump when either table changes: the two libraries are built together */
-#define JP_LLVM_ABI_VERSION 2
+#define JP_LLVM_ABI_VERSION 3
 
 /* name of the library (in $libdir) and of its one exported function */
 #define JP_LLVM_LIBRARY		"jitprof_llvm"
@@ -77,6 +77,22 @@ typedef struct JitprofStepRange
 /* most rows kept per function: the rest of its code counts as the last */
 #define JP_MAX_STEP_RANGES	4096
 
+/*
+ * Unwinding information of one function (issue 12), for the jitdump sink's
+ * JIT_CODE_UNWINDING_INFO: the function's CIE and FDE from the object's
+ * .eh_frame, rewritten by the linker (eh_frame.cpp) into a self-contained
+ * CIE + FDE pair that can be placed anywhere.  The CIE has augmentation "zR"
+ * with pointers DW_EH_PE_pcrel | DW_EH_PE_sdata4, the FDE follows it right
+ * away (its CIE pointer is relative), and the only position-dependent field
+ * is the FDE's 4-byte pc_begin at offset eh_frame_pc_field, which whoever
+ * places the pair fills in (function start - address of that field).  Both
+ * records are padded with DW_CFA_nop to multiples of 8 bytes; the pair is at
+ * most JP_MAX_UNWIND_BYTES.  A function whose FDE is missing, has an
+ * encoding or a CFA instruction this does not know (DW_CFA_set_loc), or is
+ * larger, gets none.
+ */
+#define JP_MAX_UNWIND_BYTES	512
+
 /* A function as the linker sees it: llvmjit's name and where it landed. */
 typedef struct JitprofLinkedFunction
 {
@@ -85,6 +101,12 @@ typedef struct JitprofLinkedFunction
 	uint64_t	size;
 	const JitprofStepRange *steps;	/* sorted by offset; NULL if none */
 	int			nsteps;
+	/* unwinding information, when core->unwind_wanted() said so */
+	const uint8_t *eh_frame;	/* CIE + FDE, see above; NULL if none */
+	uint32_t	eh_frame_size;
+	uint32_t	eh_frame_pc_field;
+	/* bytes after the function's end that no code of any object uses */
+	uint64_t	room_after;
 } JitprofLinkedFunction;
 
 /* the JIT code address space (code_arena.cpp) */
@@ -140,6 +162,8 @@ typedef struct JitprofCoreTable
 	const bool *steps;			/* jitprof.steps */
 	/* steps.c: this backend's step file (absolute path), or NULL */
 	const char *(*steps_file_path) (void);
+	/* sink_jitdump.c: should the linker collect unwinding information? */
+	bool		(*unwind_wanted) (void);
 } JitprofCoreTable;
 
 /*

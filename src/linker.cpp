@@ -36,6 +36,7 @@ extern "C"
 }
 
 #include "code_arena.h"
+#include "eh_frame.h"
 
 #include "llvm-c/Error.h"
 #include "llvm-c/OrcEE.h"
@@ -55,6 +56,8 @@ extern "C"
 #include <mutex>
 #include <string>
 #include <vector>
+
+#include <unistd.h>
 
 using namespace llvm;
 using namespace llvm::orc;
@@ -101,7 +104,34 @@ struct PendingFunction {
   std::string Name;
   uint64_t Address;
   uint64_t Size;
+  // unwinding information (issue 12), see JitprofLinkedFunction
+  std::vector<uint8_t> EHFrame;
+  uint32_t PcField = 0;
+  uint64_t RoomAfter = 0;
 };
+
+// Give each function its rewritten CIE + FDE from the object's .eh_frame
+// (eh_frame.cpp), and the function that ends last in the object's code the
+// free bytes after it up to the end of its page, if no other code of the
+// object lies after it (CodeEnd: the end of the object's code there).
+// Nothing is given when the index is empty.
+void addUnwindInfo(std::vector<PendingFunction> &Fns,
+                   const jitprof::EHFrameIndex &EH, uint64_t CodeEnd,
+                   bool OthersAfterLast) {
+  if (EH.empty() || Fns.empty())
+    return;
+  PendingFunction *Last = nullptr;
+  for (auto &F : Fns) {
+    if (!EH.entryFor(F.Address, F.Size, F.EHFrame, F.PcField))
+      F.EHFrame.clear();
+    if (!Last || F.Address > Last->Address)
+      Last = &F;
+  }
+  uint64_t Page = uint64_t(sysconf(_SC_PAGESIZE));
+  uint64_t End = Last->Address + Last->Size;
+  if (!OthersAfterLast && CodeEnd >= End && Page > 0)
+    Last->RoomAfter = alignTo(CodeEnd, Page) - End;
+}
 
 // Per function name, its step table (see JitprofStepRange).
 using StepTables = StringMap<std::vector<JitprofStepRange>>;
@@ -221,7 +251,13 @@ void reportObject(uint64_t Key, const std::vector<PendingFunction> &Fns,
   std::vector<JitprofLinkedFunction> C;
   C.reserve(Fns.size());
   for (const auto &F : Fns) {
-    JitprofLinkedFunction L = {F.Name.c_str(), F.Address, F.Size, nullptr, 0};
+    JitprofLinkedFunction L = {F.Name.c_str(), F.Address, F.Size, nullptr, 0,
+                               nullptr, 0, 0, F.RoomAfter};
+    if (!F.EHFrame.empty()) {
+      L.eh_frame = F.EHFrame.data();
+      L.eh_frame_size = uint32_t(F.EHFrame.size());
+      L.eh_frame_pc_field = F.PcField;
+    }
     if (Tables) {
       auto I = Tables->find(F.Name);
       if (I != Tables->end()) {
@@ -274,9 +310,10 @@ public:
       return Error::success();
     });
 
+    bool Unwind = jp_core->unwind_wanted();
     Config.PostFixupPasses.push_back(
-        [this, &MR](jitlink::LinkGraph &G) -> Error {
-          collect(MR, G);
+        [this, &MR, Unwind](jitlink::LinkGraph &G) -> Error {
+          collect(MR, G, Unwind);
           return Error::success();
         });
   }
@@ -319,20 +356,59 @@ public:
   }
 
 private:
-  void collect(MaterializationResponsibility &MR, jitlink::LinkGraph &G) {
+  void collect(MaterializationResponsibility &MR, jitlink::LinkGraph &G,
+               bool Unwind) {
     std::vector<PendingFunction> Fns;
+    const jitlink::Block *LastBlock = nullptr;
+    uint64_t LastAddress = 0;
     for (auto *Sym : G.defined_symbols()) {
       if (!Sym->hasName() || !Sym->isCallable())
         continue;
       uint64_t Size = Sym->getSize();
       if (Size == 0)
         Size = Sym->getBlock().getSize() - Sym->getOffset();
-      Fns.push_back({Sym->getName().str(), Sym->getAddress().getValue(), Size});
+      PendingFunction F;
+      F.Name = Sym->getName().str();
+      F.Address = Sym->getAddress().getValue();
+      F.Size = Size;
+      if (!LastBlock || F.Address > LastAddress) {
+        LastBlock = &Sym->getBlock();
+        LastAddress = F.Address;
+      }
+      Fns.push_back(std::move(F));
     }
+    if (Unwind && LastBlock)
+      unwindInfo(G, Fns, *LastBlock);
     std::lock_guard<std::mutex> Lock(M);
     auto &Dst = Pending[&MR];
     for (auto &F : Fns)
       Dst.push_back(std::move(F));
+  }
+
+  // The .eh_frame blocks after fixups (JITLink splits the section into one
+  // block per record); the code arena gives each segment whole pages, so
+  // the bytes after the object's last code block up to its page's end are
+  // free.
+  void unwindInfo(jitlink::LinkGraph &G, std::vector<PendingFunction> &Fns,
+                  const jitlink::Block &LastBlock) {
+    jitprof::EHFrameIndex EH;
+    if (auto *Sec = G.findSectionByName(".eh_frame"))
+      for (auto *B : Sec->blocks())
+        if (!B->isZeroFill()) {
+          auto C = B->getContent();
+          EH.add(B->getAddress().getValue(),
+                 reinterpret_cast<const uint8_t *>(C.data()), C.size());
+        }
+    uint64_t LastStart = LastBlock.getAddress().getValue();
+    bool OthersAfter = false;
+    for (auto &Sec : G.sections()) {
+      if ((Sec.getMemProt() & jitlink::MemProt::Exec) == jitlink::MemProt::None)
+        continue;
+      for (auto *B : Sec.blocks())
+        if (B != &LastBlock && B->getAddress().getValue() >= LastStart)
+          OthersAfter = true;
+    }
+    addUnwindInfo(Fns, EH, LastStart + LastBlock.getSize(), OthersAfter);
   }
 
   std::mutex M;
@@ -365,8 +441,14 @@ public:
       }
       if (*Type != object::SymbolRef::ST_Function || Name->empty())
         continue;
-      Fns.push_back({Name->str(), *Addr, P.second});
+      PendingFunction F;
+      F.Name = Name->str();
+      F.Address = *Addr;
+      F.Size = P.second;
+      Fns.push_back(std::move(F));
     }
+    if (jp_core->unwind_wanted())
+      unwindInfo(Obj, L, *DebugObj, Fns);
     if (*jp_core->steps) {
       StepTables Tables = stepTables(*DebugObj);
       reportObject(K, Fns, &Tables);
@@ -376,6 +458,49 @@ public:
 
   void notifyFreeingObject(ObjectKey K) override {
     jp_core->object_freed(K);
+  }
+
+private:
+  // RuntimeDyld has applied the relocations of the loaded .eh_frame in
+  // place; the debug object's sections carry their load addresses.  The
+  // free bytes after the last function are those up to the end of the page
+  // of its section, which RuntimeDyld's memory manager may give to a later
+  // object's code: perf then stops unwinding through this one.
+  void unwindInfo(const object::ObjectFile &Obj,
+                  const RuntimeDyld::LoadedObjectInfo &L,
+                  const object::ObjectFile &DebugObj,
+                  std::vector<PendingFunction> &Fns) {
+    jitprof::EHFrameIndex EH;
+    for (const auto &S : Obj.sections()) {
+      auto Name = S.getName();
+      if (!Name) {
+        consumeError(Name.takeError());
+        continue;
+      }
+      uint64_t Addr = L.getSectionLoadAddress(S);
+      if (*Name != ".eh_frame" || Addr == 0 || S.getSize() == 0)
+        continue;
+      EH.add(Addr, reinterpret_cast<const uint8_t *>(uintptr_t(Addr)),
+             S.getSize());
+    }
+    if (Fns.empty())
+      return;
+    const PendingFunction *Last = &Fns[0];
+    for (const auto &F : Fns)
+      if (F.Address > Last->Address)
+        Last = &F;
+    uint64_t CodeEnd = 0;
+    bool OthersAfter = false;
+    for (const auto &S : DebugObj.sections()) {
+      if (!S.isText() || S.getSize() == 0)
+        continue;
+      uint64_t Start = S.getAddress(), End = Start + S.getSize();
+      if (Start <= Last->Address && Last->Address < End)
+        CodeEnd = End;
+      else if (Start > Last->Address)
+        OthersAfter = true;
+    }
+    addUnwindInfo(Fns, EH, CodeEnd, OthersAfter);
   }
 };
 

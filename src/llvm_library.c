@@ -43,6 +43,7 @@ static const JitprofCoreTable core_table = {
 	.code_arena_max_size = &jitprof_code_arena_max_size,
 	.steps = &jitprof_steps,
 	.steps_file_path = jp_steps_file_path,
+	.unwind_wanted = jp_jitdump_unwind_wanted,
 };
 
 /*

@@ -162,6 +162,12 @@ jp_registry_object_linked(uint64_t key, const JitprofLinkedFunction *functions,
 		if (!jp_naming_take(fn->llvm_name, &fn->origin))
 			fn->origin.symbol[0] = '\0';
 		copy_step_table(fn, &functions[i]);
+		/* the linker's memory: for the sinks below, not kept */
+		fn->eh_frame = functions[i].eh_frame;
+		fn->eh_frame_size = functions[i].eh_frame != NULL ?
+			functions[i].eh_frame_size : 0;
+		fn->eh_frame_pc_field = functions[i].eh_frame_pc_field;
+		fn->room_after = functions[i].room_after;
 	}
 	for (int i = 0; i < nfunctions; i++)
 		if (object->functions[i].origin.symbol[0] == '\0')
@@ -173,6 +179,11 @@ jp_registry_object_linked(uint64_t key, const JitprofLinkedFunction *functions,
 			continue;
 		sinks[i]->object_linked(object);
 		object->sink_mask |= (1U << i);
+	}
+	for (int i = 0; i < nfunctions; i++)
+	{
+		object->functions[i].eh_frame = NULL;
+		object->functions[i].eh_frame_size = 0;
 	}
 
 	object->next = live_objects;

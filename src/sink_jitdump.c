@@ -485,6 +485,224 @@ write_debug_info(const JitprofFunction *fn, const char *file, size_t size,
 	return ok;
 }
 
+/*
+ * JIT_CODE_UNWINDING_INFO (issue 12).
+ *
+ * perf inject --jit puts a function's unwinding data into its jitted-*.so
+ * right after the code: .eh_frame at ALIGN_8(code size) from the code's
+ * start, .eh_frame_hdr right after it (tools/perf/util/genelf.c), and it
+ * extends the function's mapping by mapped_size to cover them.  perf
+ * report's libunwind reads the .eh_frame_hdr's table and the FDEs through
+ * those mappings, at the addresses they would have in the process.  But a
+ * JIT object's functions lie back to back: the bytes after one function's
+ * code are the next function's, and the next function's mapping, which
+ * perf inserts later, cuts the earlier one short there.  So every function
+ * of an object gets the same unwinding data for the whole object, placed
+ * so that it lands at one place in the process: after the object's last
+ * function (in the page the code arena gave the code and nothing else
+ * uses: JitprofFunction.room_after), where the last function's mapping,
+ * the only one perf leaves that long, covers it.  A function's record is
+ * then: a dummy CIE that pads its .eh_frame up to that place, every
+ * function's CIE + FDE (the linker's, with pc_begin filled in), a zero
+ * terminator, and an .eh_frame_hdr with one table entry per FDE.  All its
+ * pointers are relative (pcrel, or datarel to the .eh_frame_hdr), so the
+ * same bytes are right in every record and in the process.  The records go
+ * in address order, and all functions of the object from the first one
+ * that needs a new record upward get one, so that the last function's
+ * mapping is always the latest there.
+ *
+ * Without the room, or with a function too far (UNWIND_MAX_FILLER) from the
+ * object's end, that function goes without; perf then stops unwinding at
+ * its frame, as it does without any record.
+ */
+#define JIT_CODE_UNWINDING_INFO 4
+
+typedef struct JitdumpUnwindingInfo
+{
+	JitdumpRecordHeader header;
+	uint64		unwinding_size;
+	uint64		eh_frame_hdr_size;
+	uint64		mapped_size;
+} JitdumpUnwindingInfo;
+
+#define ALIGN8(x)			(((x) + 7) & ~(uint64) 7)
+#define UNWIND_LEAD			16	/* room for the smallest dummy CIE */
+#define UNWIND_MAX_FILLER	(64 * 1024)
+#define EH_HDR_FIXED		12	/* version, encodings, eh_frame_ptr, count */
+
+/* GUC variable */
+bool		jitprof_jitdump_unwinding = true;
+
+JitprofUnwindCounters jp_jitdump_unwind_counters;
+
+/* asked by the linker before it links an object: collect .eh_frame? */
+bool
+jp_jitdump_unwind_wanted(void)
+{
+	return jitprof_jitdump_unwinding && jitdump_enabled();
+}
+
+/*
+ * The unwinding data shared by the records of one object: every function's
+ * CIE + FDE, a terminator and the .eh_frame_hdr, to be placed at "base" (a
+ * process address).  malloc'd; NULL if the object cannot have it.
+ */
+typedef struct UnwindShared
+{
+	uint8	   *data;
+	size_t		size;
+	size_t		hdr_size;
+	uint64		base;
+} UnwindShared;
+
+static void
+put_s32(uint8 *p, int64 v)
+{
+	int32		x = (int32) v;
+
+	memcpy(p, &x, sizeof(x));
+}
+
+static bool
+fits_s32(int64 v)
+{
+	return v >= PG_INT32_MIN && v <= PG_INT32_MAX;
+}
+
+static bool
+build_unwind_shared(const JitprofObject *object, const int *order, int n,
+					UnwindShared *sh)
+{
+	const JitprofFunction *last = &object->functions[order[n - 1]];
+	size_t		eh_size = 0;
+	int			nfde = 0;
+	uint8	   *p;
+	uint64		hdr;
+
+	memset(sh, 0, sizeof(*sh));
+	for (int k = 0; k < n; k++)
+	{
+		const JitprofFunction *fn = &object->functions[order[k]];
+
+		if (fn->address % 8 != 0)
+			return false;		/* the dummy CIE could not fill the gap */
+		if (fn->eh_frame == NULL)
+			continue;
+		eh_size += fn->eh_frame_size;
+		nfde++;
+	}
+	if (nfde == 0)
+		return false;
+	sh->hdr_size = EH_HDR_FIXED + 8 * nfde;
+	sh->size = eh_size + 4 + sh->hdr_size;
+	sh->base = last->address + ALIGN8(last->size) + UNWIND_LEAD;
+	if (last->room_after < ALIGN8(last->size) - last->size + UNWIND_LEAD + sh->size)
+		return false;
+	sh->data = calloc(1, sh->size);
+	if (sh->data == NULL)
+		return false;
+
+	hdr = sh->base + eh_size + 4;
+	p = sh->data + eh_size + 4;
+	p[0] = 1;					/* version */
+	p[1] = 0x1b;				/* eh_frame_ptr: DW_EH_PE_pcrel | sdata4 */
+	p[2] = 0x03;				/* fde_count: DW_EH_PE_udata4 */
+	p[3] = 0x3b;				/* table: DW_EH_PE_datarel | sdata4 */
+	put_s32(p + 4, (int64) sh->base - (int64) (hdr + 4));
+	memcpy(p + 8, &nfde, sizeof(int32));
+	p += EH_HDR_FIXED;
+
+	eh_size = 0;
+	for (int k = 0; k < n; k++)
+	{
+		const JitprofFunction *fn = &object->functions[order[k]];
+		uint64		at = sh->base + eh_size;
+		int64		pc = (int64) fn->address - (int64) (at + fn->eh_frame_pc_field);
+
+		if (fn->eh_frame == NULL)
+			continue;
+		if (!fits_s32(pc) || !fits_s32((int64) fn->address - (int64) hdr) ||
+			fn->eh_frame_pc_field + 4 > fn->eh_frame_size)
+		{
+			free(sh->data);
+			sh->data = NULL;
+			return false;
+		}
+		memcpy(sh->data + eh_size, fn->eh_frame, fn->eh_frame_size);
+		put_s32(sh->data + eh_size + fn->eh_frame_pc_field, pc);
+		/* table entry: function start, FDE (after the CIE: pc_field - 8) */
+		put_s32(p, (int64) fn->address - (int64) hdr);
+		put_s32(p + 4, (int64) (at + fn->eh_frame_pc_field - 8) - (int64) hdr);
+		p += 8;
+		eh_size += fn->eh_frame_size;
+	}
+	return true;
+}
+
+/* size of fn's JIT_CODE_UNWINDING_INFO record; 0 if it gets none */
+static size_t
+unwind_record_size(const JitprofFunction *fn, const UnwindShared *sh)
+{
+	uint64		filler;
+
+	if (sh->data == NULL)
+		return 0;
+	filler = sh->base - (fn->address + ALIGN8(fn->size));
+	if (sh->base < fn->address + ALIGN8(fn->size) + UNWIND_LEAD ||
+		filler > UNWIND_MAX_FILLER)
+		return 0;
+	return sizeof(JitdumpUnwindingInfo) + ALIGN8(filler + sh->size);
+}
+
+/* write fn's JIT_CODE_UNWINDING_INFO record of "size" bytes */
+static bool
+write_unwind_info(const JitprofFunction *fn, const UnwindShared *sh,
+				  size_t size, uint64 now)
+{
+	uint64		filler = sh->base - (fn->address + ALIGN8(fn->size));
+	char	   *buf = calloc(1, size);
+	JitdumpUnwindingInfo rec;
+	uint8	   *p;
+	uint32		len = (uint32) (filler - 4);
+	bool		ok;
+
+	if (buf == NULL)
+		return true;			/* the code load record goes without */
+	rec.header.id = JIT_CODE_UNWINDING_INFO;
+	rec.header.total_size = size;
+	rec.header.timestamp = now;
+	rec.unwinding_size = filler + sh->size;
+	rec.eh_frame_hdr_size = sh->hdr_size;
+	rec.mapped_size = filler + sh->size;
+	memcpy(buf, &rec, sizeof(rec));
+
+	/*
+	 * The dummy CIE: length, CIE id 0, version 1, no augmentation, code
+	 * alignment 1, data alignment -8, return address register 16, then
+	 * DW_CFA_nop (the zeroes calloc left).
+	 */
+	p = (uint8 *) buf + sizeof(rec);
+	memcpy(p, &len, sizeof(len));
+	p[8] = 1;
+	p[10] = 1;
+	p[11] = 0x78;
+	p[12] = 16;
+	memcpy(p + filler, sh->data, sh->size);
+	ok = jp_write_all(dump_fd, buf, size);
+	free(buf);
+	return ok;
+}
+
+static int
+cmp_address(const void *a, const void *b, void *arg)
+{
+	const JitprofObject *object = arg;
+	uint64		x = object->functions[*(const int *) a].address;
+	uint64		y = object->functions[*(const int *) b].address;
+
+	return (x > y) - (x < y);
+}
+
 static void
 jitdump_object_linked(const JitprofObject *object)
 {
@@ -494,43 +712,112 @@ jitdump_object_linked(const JitprofObject *object)
 	uint32		tid;
 	uint64		now;
 	const char *steps_file = jp_steps_file_path();
+	int		   *order;
+	bool	   *todo;
+	int			n = 0;
+	int			first_todo = -1;
+	UnwindShared shared;
+	uint64		group_size = 0;
 
+	memset(&shared, 0, sizeof(shared));
 	if (dump_fd < 0 || dump_pid != getpid())
 	{
 		if (!dump_open())
 			return;
 	}
 
+	order = malloc(Max(object->nfunctions, 1) * (sizeof(int) + sizeof(bool)));
+	if (order == NULL)
+	{
+		jp_jitdump_counters.dropped += object->nfunctions;
+		return;
+	}
+	todo = (bool *) (order + Max(object->nfunctions, 1));
+
 	tid = (uint32) syscall(SYS_gettid);
 	now = monotonic_ns();
 
+	/* the functions with code, in address order, and which are new */
 	for (int i = 0; i < object->nfunctions; i++)
+		if (object->functions[i].size > 0 && object->functions[i].address != 0)
+			order[n++] = i;
+	qsort_arg(order, n, sizeof(int), cmp_address, (void *) object);
+	for (int k = 0; k < n; k++)
 	{
-		const JitprofFunction *fn = &object->functions[i];
+		const JitprofFunction *fn = &object->functions[order[k]];
+		JitprofRange *written = jp_range_exact(&dump_written, fn->address,
+											   fn->address + fn->size);
+
+		/* the same code under the same name at the same place: known */
+		todo[k] = !(written != NULL &&
+					written->name_hash == hash_bytes_extended((const unsigned char *) fn->origin.symbol,
+															  strlen(fn->origin.symbol) + 1, 0) &&
+					written->code_hash == hash_bytes_extended((const unsigned char *) (uintptr_t) fn->address,
+															  fn->size, 0));
+		if (todo[k] && first_todo < 0)
+			first_todo = k;
+	}
+
+	/*
+	 * Unwinding information: all functions from the first new one upward get
+	 * a record, if the whole group fits under the cap; otherwise the
+	 * functions go without.
+	 */
+	if (jitprof_jitdump_unwinding && first_todo >= 0)
+	{
+		for (int k = 0; k < n; k++)
+			if (object->functions[order[k]].eh_frame == NULL)
+				jp_jitdump_unwind_counters.missing++;
+		if (!build_unwind_shared(object, order, n, &shared))
+		{
+			for (int k = 0; k < n; k++)
+				if (object->functions[order[k]].eh_frame != NULL)
+					jp_jitdump_unwind_counters.no_room++;
+		}
+		else
+		{
+			for (int k = first_todo; k < n; k++)
+			{
+				const JitprofFunction *fn = &object->functions[order[k]];
+
+				todo[k] = true;
+				group_size += unwind_record_size(fn, &shared) +
+					debug_info_size(fn, steps_file) + sizeof(JitdumpCodeLoad) +
+					strlen(fn->origin.symbol) + 1 + fn->size;
+			}
+			if (jp_jitdump_counters.bytes + group_size >
+				(uint64) jitprof_jitdump_max_size * 1024)
+			{
+				free(shared.data);
+				shared.data = NULL;
+			}
+		}
+	}
+
+	for (int k = 0; k < n; k++)
+	{
+		const JitprofFunction *fn = &object->functions[order[k]];
 		JitdumpCodeLoad *rec = &records[nrec];
 		size_t		namelen = strlen(fn->origin.symbol) + 1;
 		uint64		name_hash;
 		uint64		code_hash;
-		JitprofRange *written;
 		size_t		debug_size;
+		size_t		unwind_size;
 
-		if (fn->size == 0 || fn->address == 0)
+		if (!todo[k])
 			continue;
 
-		/* the same code under the same name at the same place: known */
 		name_hash = hash_bytes_extended((const unsigned char *) fn->origin.symbol,
 										namelen, 0);
 		code_hash = hash_bytes_extended((const unsigned char *) (uintptr_t) fn->address,
 										fn->size, 0);
-		written = jp_range_exact(&dump_written, fn->address,
-								 fn->address + fn->size);
-		if (written != NULL && written->name_hash == name_hash &&
-			written->code_hash == code_hash)
-			continue;
-
 		debug_size = debug_info_size(fn, steps_file);
-		if (jp_jitdump_counters.bytes + debug_size + sizeof(*rec) + namelen +
-			fn->size > (uint64) jitprof_jitdump_max_size * 1024)
+		unwind_size = unwind_record_size(fn, &shared);
+		if (shared.data != NULL && unwind_size == 0)
+			jp_jitdump_unwind_counters.no_room++;
+		if (jp_jitdump_counters.bytes + debug_size + unwind_size +
+			sizeof(*rec) + namelen + fn->size >
+			(uint64) jitprof_jitdump_max_size * 1024)
 		{
 			jp_jitdump_counters.dropped++;
 			if (!dump_cap_warned)
@@ -549,27 +836,42 @@ jitdump_object_linked(const JitprofObject *object)
 		{
 			errno = ENOMEM;
 			dump_failed_io();
-			return;
+			goto done;
 		}
 		jp_jitdump_counters.bytes += sizeof(*rec) + namelen + fn->size;
 		jp_jitdump_counters.records++;
 
-		/* its line table goes right before its code load record */
-		if (debug_size > 0)
+		/* its line table and unwinding data go right before its code load */
+		if (debug_size > 0 || unwind_size > 0)
 		{
 			if (nrec > 0 && !writev_all(dump_fd, iov, nrec * 3))
 			{
 				dump_failed_io();
-				return;
+				goto done;
 			}
 			nrec = 0;
+			rec = &records[0];
+		}
+		if (debug_size > 0)
+		{
 			if (!write_debug_info(fn, steps_file, debug_size, now))
 			{
 				dump_failed_io();
-				return;
+				goto done;
 			}
 			jp_jitdump_counters.bytes += debug_size;
 			jp_jitdump_counters.records++;
+		}
+		if (unwind_size > 0)
+		{
+			if (!write_unwind_info(fn, &shared, unwind_size, now))
+			{
+				dump_failed_io();
+				goto done;
+			}
+			jp_jitdump_counters.bytes += unwind_size;
+			jp_jitdump_counters.records++;
+			jp_jitdump_unwind_counters.records++;
 		}
 
 		rec->header.id = JIT_CODE_LOAD;
@@ -591,18 +893,21 @@ jitdump_object_linked(const JitprofObject *object)
 		iov[nrec * 3 + 2].iov_len = fn->size;
 		nrec++;
 
-		if (nrec == BATCH || i == object->nfunctions - 1)
+		if (nrec == BATCH)
 		{
 			if (!writev_all(dump_fd, iov, nrec * 3))
 			{
 				dump_failed_io();
-				return;
+				goto done;
 			}
 			nrec = 0;
 		}
 	}
 	if (nrec > 0 && !writev_all(dump_fd, iov, nrec * 3))
 		dump_failed_io();
+done:
+	free(shared.data);
+	free(order);
 }
 
 /* jitdump has JIT_CODE_MOVE but no "unload": freed code needs nothing */
@@ -639,6 +944,15 @@ jp_jitdump_init(void)
 							   PGC_SUSET,
 							   0,
 							   NULL, NULL, NULL);
+
+	DefineCustomBoolVariable("jitprof.jitdump_unwinding",
+							 "Adds JIT_CODE_UNWINDING_INFO records to the jitdump file, so that perf can unwind through JIT frames.",
+							 "They carry the call frame information of the code's .eh_frame, for perf record --call-graph dwarf.",
+							 &jitprof_jitdump_unwinding,
+							 true,
+							 PGC_SUSET,
+							 0,
+							 NULL, NULL, NULL);
 
 	DefineCustomIntVariable("jitprof.jitdump_max_size",
 							"Sets the size at which a backend stops adding to its jitdump file.",

@@ -121,6 +121,12 @@ jitprof_status_1_0(PG_FUNCTION_ARGS)
 	put_status_u64(rsinfo, "jitdump_records", jp_jitdump_counters.records);
 	put_status_u64(rsinfo, "jitdump_records_dropped",
 				   jp_jitdump_counters.dropped);
+	put_status_u64(rsinfo, "jitdump_unwinding_records",
+				   jp_jitdump_unwind_counters.records);
+	put_status_u64(rsinfo, "jitdump_unwinding_missing",
+				   jp_jitdump_unwind_counters.missing);
+	put_status_u64(rsinfo, "jitdump_unwinding_no_room",
+				   jp_jitdump_unwind_counters.no_room);
 	put_status_u64(rsinfo, "gdb_objects_registered",
 				   gdb.objects_registered);
 	put_status_u64(rsinfo, "gdb_objects_live", gdb.objects_live);
