@@ -7,6 +7,7 @@
 #
 #   jitprof, sinks off    jitprof.perf_map = off, jitprof.perf_jitdump = off
 #   jitprof, sinks on     jitprof.perf_map = on,  jitprof.perf_jitdump = on
+#   jitprof, sinks on, no unwinding records (jitprof.jitdump_unwinding = off)
 #   llvmjit + profiling   stock provider, jit_profiling_support = on
 #   llvmjit               stock provider, no profiling
 #
@@ -105,12 +106,14 @@ run_one() {
 		END { printf "%.1f %.1f\n", q / ((c1 - c0) / hz), q / (t1 - t0) }'
 }
 
-configs=(sinks_off sinks_on stock_profiling stock)
+configs=(sinks_off sinks_on sinks_no_unwind stock_profiling stock)
 declare -A port opts results
 port[sinks_off]=$port_jp
 opts[sinks_off]="-c jitprof.perf_map=off -c jitprof.perf_jitdump=off"
 port[sinks_on]=$port_jp
 opts[sinks_on]="-c jitprof.perf_map=on -c jitprof.perf_jitdump=on"
+port[sinks_no_unwind]=$port_jp
+opts[sinks_no_unwind]="-c jitprof.perf_map=on -c jitprof.perf_jitdump=on -c jitprof.jitdump_unwinding=off"
 port[stock_profiling]=$port_stock
 opts[stock_profiling]="-c jit_profiling_support=on"
 port[stock]=$port_stock
@@ -165,6 +168,8 @@ echo
 printf '%-40s %8s %8s\n' "ratio (median of per-round ratios)" "CPU" "wall"
 printf '%-40s %8s %8s   (target >= 97%%)\n' "jitprof sinks on / sinks off" \
 	"$(paired "${cpu[sinks_on]}" "${cpu[sinks_off]}")" "$(paired "${wall[sinks_on]}" "${wall[sinks_off]}")"
+printf '%-40s %8s %8s\n' "sinks on / sinks on without unwinding" \
+	"$(paired "${cpu[sinks_on]}" "${cpu[sinks_no_unwind]}")" "$(paired "${wall[sinks_on]}" "${wall[sinks_no_unwind]}")"
 printf '%-40s %8s %8s\n' "jitprof sinks on / llvmjit + profiling" \
 	"$(paired "${cpu[sinks_on]}" "${cpu[stock_profiling]}")" "$(paired "${wall[sinks_on]}" "${wall[stock_profiling]}")"
 printf '%-40s %8s %8s\n' "jitprof sinks off / llvmjit" \

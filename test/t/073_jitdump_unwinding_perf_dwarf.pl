@@ -164,7 +164,12 @@ sub run_case
 			$example //= $sample;
 		}
 	}
+	my $report;
+	($ok, $report) = perf_run('report', '-i', "$tmp/$name.jit.data", '--stdio',
+		'--no-children', '-G', '--sort', 'dso,sym', '--symbols', $qual);
+	ok($ok, "$name: perf report --no-children -G ran");
 	return {
+		report => $report,
 		pid => $pid,
 		dump => $dump,
 		status => \%st,
@@ -178,11 +183,16 @@ sub run_case
 
 my $on = run_case('on', 'on');
 diag "with unwinding: $on->{reach} of $on->{in_qual} qual samples reach ExecScan";
-diag "example:\n$on->{example}" if $on->{example};
+note "example:\n$on->{example}" if $on->{example};
 cmp_ok($on->{in_qual}, '>=', 50, 'perf sampled the JIT qual');
 cmp_ok($on->{reach}, '>=', 0.8 * $on->{in_qual},
 	'at least 80% of the qual samples unwind into ExecScan');
 cmp_ok($on->{status}{jitdump_unwinding_records}, '>', 0, 'jitdump_unwinding_records counted');
+# -G (caller order) prints each chain from _start down to the sampled
+# function: ExecScan right above the qual
+note "perf report --no-children -G:\n$on->{report}";
+like($on->{report}, qr/ExecScan\s*\n[\s|]*\Q$qual\E\s*\n/,
+	'perf report -G: the qual\'s callers include ExecScan');
 is($on->{status}{jitdump_unwinding_missing}, '0', 'every function had an FDE');
 
 # the records
@@ -241,6 +251,11 @@ is(scalar(grep { $_->{id} == 4 } @{ parse_dump($off->{dump}) }), 0,
 	'control: no unwinding records with jitprof.jitdump_unwinding = off');
 cmp_ok($off->{reach}, '<', 0.2 * $off->{in_qual},
 	'control: without them, qual samples do not unwind into ExecScan');
+note "control, perf report --no-children -G:\n$off->{report}";
+unlike($off->{report}, qr/ExecScan\s*\n[\s|]*\Q$qual\E\s*\n/,
+	'control: nor in perf report -G');
+diag "jitdump file: $on->{status}{jitdump_bytes} bytes with unwinding records, "
+  . "$off->{status}{jitdump_bytes} without";
 
 $node->stop;
 done_testing();
