@@ -168,6 +168,8 @@ echo
 printf '%-40s %8s %8s\n' "ratio (median of per-round ratios)" "CPU" "wall"
 printf '%-40s %8s %8s   (target >= 97%%)\n' "jitprof sinks on / sinks off" \
 	"$(paired "${cpu[sinks_on]}" "${cpu[sinks_off]}")" "$(paired "${wall[sinks_on]}" "${wall[sinks_off]}")"
+printf '%-40s %8s %8s\n' "sinks on without unwinding / sinks off" \
+	"$(paired "${cpu[sinks_no_unwind]}" "${cpu[sinks_off]}")" "$(paired "${wall[sinks_no_unwind]}" "${wall[sinks_off]}")"
 printf '%-40s %8s %8s\n' "sinks on / sinks on without unwinding" \
 	"$(paired "${cpu[sinks_on]}" "${cpu[sinks_no_unwind]}")" "$(paired "${wall[sinks_on]}" "${wall[sinks_no_unwind]}")"
 printf '%-40s %8s %8s\n' "jitprof sinks on / llvmjit + profiling" \

@@ -11,6 +11,10 @@
  * function (with its code), and JIT_CODE_CLOSE when the backend exits.
  * With jitprof.steps, a function's JIT_CODE_DEBUG_INFO record (its step
  * table, as lines of the step file: see steps.c) precedes its code load.
+ * With jitprof.jitdump_unwinding (on by default), so does a
+ * JIT_CODE_UNWINDING_INFO record with the call frame information of the
+ * code's .eh_frame, for "perf record --call-graph dwarf" (see
+ * build_unwind_shared).
  * Timestamps come from CLOCK_MONOTONIC, the clock of "perf record -k 1".
  *
  * perf finds the file because the process maps it with PROT_EXEC: perf

@@ -257,5 +257,36 @@ unlike($off->{report}, qr/ExecScan\s*\n[\s|]*\Q$qual\E\s*\n/,
 diag "jitdump file: $on->{status}{jitdump_bytes} bytes with unwinding records, "
   . "$off->{status}{jitdump_bytes} without";
 
+# RuntimeDyld links too: the linker reads its .eh_frame from memory; the
+# query's answer does not change
+{
+	my $jd = "$tmp/jd_rtdyld";
+	mkdir $jd or die;
+	my $expected = $node->safe_psql('postgres', "SET jit = off; $query");
+	my $out = $node->safe_psql('postgres',
+		"SET jitprof.linker = rtdyld; SET jitprof.perf_jitdump = on; SET jitprof.jitdump_dir = '$jd';\n"
+		  . "$query;\nSET jit = off;\n"
+		  . "SELECT string_agg(name || '=' || value, ',') FROM jitprof_status "
+		  . "WHERE name IN ('linker', 'jitdump_unwinding_records', 'jitdump_unwinding_no_room', 'jitdump_unwinding_missing')");
+	my ($answer, $status) = split /\n/, $out;
+	my %st = map { split /=/, $_, 2 } split /,/, $status;
+	note "rtdyld: $status";
+	is($answer, $expected, 'rtdyld: same answer as without JIT');
+	is($st{linker}, 'rtdyld', 'rtdyld: linked by RuntimeDyld');
+	is($st{jitdump_unwinding_missing}, '0', 'rtdyld: every function had an FDE');
+	cmp_ok($st{jitdump_unwinding_records} + $st{jitdump_unwinding_no_room}, '>', 0,
+		'rtdyld: unwinding data collected (written, or no room after the code)');
+	my ($dump) = glob("$jd/.debug/jit/jitprof-*/jit-*.dump");
+	my $recs = parse_dump($dump);
+	my $bad = 0;
+	for my $i (0 .. $#$recs)
+	{
+		next unless $recs->[$i]{id} == 4;
+		my ($err, $range) = check_unwinding($recs->[$i], $recs->[ $i + 1 ]);
+		$bad++ if $err ne '' || $range != $recs->[ $i + 1 ]{code_size};
+	}
+	is($bad, 0, 'rtdyld: the records it wrote are well formed');
+}
+
 $node->stop;
 done_testing();
