@@ -16,6 +16,10 @@ my @files = map { "$corpus/$_.sql" } qw(tpch expressions joins);
 # jitprof.conf forces JIT (all three cost thresholds at 0) and keeps
 # parallel query off, so that plans do not depend on worker timing.
 my $node = jitprof_node('corpus');
+# the forced-JIT runs also write a jitdump with unwinding records (issue 12),
+# so that the linker reads every object's .eh_frame
+my $jd = PostgreSQL::Test::Utils::tempdir;
+my @jitdump = ('jitprof.perf_jitdump = on', "jitprof.jitdump_dir = '$jd'");
 $node->safe_psql('postgres', 'CREATE DATABASE corpus');
 $node->safe_psql('corpus', "SET jit = off;\n\\i $corpus/schema.sql\nCREATE EXTENSION jitprof;");
 
@@ -53,16 +57,16 @@ unlike($off_out, qr/^f$/m, 'every forced join method is really used');
 
 my %runs = (
 	'forced JIT, optimized and inlined, JITLink' => {
-		settings => ['jitprof.steps = on'],
+		settings => ['jitprof.steps = on', @jitdump],
 		linker => 'jitlink',
 	},
 	'forced JIT, unoptimized, JITLink' => {
-		settings => ['jit_optimize_above_cost = -1', 'jit_inline_above_cost = -1', 'jitprof.steps = on'],
+		settings => ['jit_optimize_above_cost = -1', 'jit_inline_above_cost = -1', 'jitprof.steps = on', @jitdump],
 		linker => 'jitlink',
 		deform => 1,
 	},
 	'forced JIT, optimized and inlined, RuntimeDyld' => {
-		settings => ['jitprof.linker = rtdyld', 'jitprof.steps = on'],
+		settings => ['jitprof.linker = rtdyld', 'jitprof.steps = on', @jitdump],
 		linker => 'rtdyld',
 	},
 );
@@ -99,6 +103,9 @@ for my $name (sort keys %runs)
 	cmp_ok($status->{steps_functions_annotated}, '>=', $status->{objects_linked},
 		"$name: functions given step debug information");
 	is($status->{steps_functions_skipped}, '0', "$name: no function left without it");
+	# every function's FDE was found and rewritten, and records written
+	is($status->{jitdump_unwinding_missing}, '0', "$name: every function had unwinding information");
+	cmp_ok($status->{jitdump_unwinding_records}, '>', 0, "$name: unwinding records written");
 }
 
 # EXPLAIN ANALYZE agrees that the corpus queries are JIT-compiled, with
