@@ -20,7 +20,10 @@
 // final addresses and sizes after fixups, and hands each object to the
 // registry once it is emitted; it tells the registry again when the object's
 // resources are removed.  LLVM's EH-frame plugin registers the code's
-// .eh_frame with the unwinder.
+// .eh_frame with the unwinder.  When the jitdump sink wants unwinding
+// records (core->unwind_wanted), both linkers also hand each function its
+// CIE + FDE from the linked .eh_frame (eh_frame.cpp) and the free bytes
+// after the object's last function.
 //
 // With jitprof.linker = rtdyld the original RuntimeDyld layer is returned,
 // with a JITEventListener that feeds the registry the same records.
