@@ -52,7 +52,9 @@ $node->safe_psql('postgres', 'SELECT jitprof_reset()');
 # Not inlined, each multiplication is a call of float8mul from its step:
 # the step's total samples hold the call, and dwarf the function's entry
 # and exit code (the row of no step), which inlined steps do not.
-run_with_steps($mul, 15, undef, "SET jit_inline_above_cost = -1;\n");
+# The plan-node profile is on too, for jitprof_explain's top steps.
+run_with_steps($mul, 15, undef,
+	"SET jit_inline_above_cost = -1;\nSET jitprof.plan_nodes = on;\n");
 
 my $rows = $node->safe_psql('postgres', qq{
 SELECT step, attnum, opcode, detail, self_samples, total_samples
@@ -69,6 +71,14 @@ my ($mul_pct) = $node->safe_psql('postgres', qq{
 SELECT round(sum(pct_of_function)) FROM jitprof_steps
 WHERE queryid = $mulq AND role = 'qual' AND detail = 'float8mul'});
 cmp_ok($mul_pct, '>', 50, "the multiplication steps take most of the qual ($mul_pct%)");
+
+# jitprof_explain names the scan's hottest step under it
+my $explain = $node->safe_psql('postgres',
+	"SELECT * FROM jitprof_explain($mulq)");
+note("jitprof_explain:\n$explain");
+like($explain,
+	qr/^\s+->  Seq Scan on f .*\n\s+Top JIT step: qual step \d+ EEOP_FUNCEXPR_STRICT float8mul \(\d+\.\d%\)$/m,
+	'jitprof_explain shows the Seq Scan\'s top step, the multiplication');
 
 # a function's steps add up to its self and total samples in jitprof_hotspots
 my $sums = $node->safe_psql('postgres', q{
