@@ -30,7 +30,9 @@ OBJS = \
 	src/sampler_profile.o \
 	src/sampler_hooks.o \
 	src/sampler_nodes.o \
+	src/sampler_steps.o \
 	src/hotspots.o \
+	src/hotspot_steps.o \
 	src/plan_nodes.o \
 	src/steps.o
 
@@ -45,7 +47,8 @@ LLVM_OBJS = \
 	src/sink_gdb_dwarf.o
 
 EXTENSION = jitprof
-DATA = jitprof--1.0.sql jitprof--1.1.sql jitprof--1.0--1.1.sql
+DATA = jitprof--1.0.sql jitprof--1.1.sql jitprof--1.2.sql \
+	jitprof--1.0--1.1.sql jitprof--1.1--1.2.sql
 PGFILEDESC = "jitprof - JITLink-based JIT provider with per-query profiling"
 
 # "make installcheck" runs the pg_regress suites against a running server

@@ -1,4 +1,4 @@
--- Extension versions: 1.0 as it shipped, and the update to 1.1.
+-- Extension versions: 1.0 and 1.1 as they shipped, and the updates to 1.2.
 SET client_min_messages = warning;
 DROP EXTENSION IF EXISTS jitprof;
 RESET client_min_messages;
@@ -12,7 +12,7 @@ SELECT sample_rate, entries >= 0 AS ok FROM jitprof_sampler;
 SELECT count(*) AS plan_node_objects FROM pg_proc
   WHERE proname IN ('jitprof_plan_nodes', 'jitprof_explain');
 
-ALTER EXTENSION jitprof UPDATE;
+ALTER EXTENSION jitprof UPDATE TO '1.1';
 SELECT extversion FROM pg_extension WHERE extname = 'jitprof';
 SELECT count(*) AS columns FROM pg_attribute
   WHERE attrelid = 'jitprof_sampler'::regclass AND attnum > 0;
@@ -22,8 +22,20 @@ SELECT count(*) AS plan_node_objects FROM pg_proc
   WHERE proname IN ('jitprof_plan_nodes', 'jitprof_explain');
 SELECT count(*) AS plan_node_columns FROM pg_attribute
   WHERE attrelid = 'jitprof_plan_nodes'::regclass AND attnum > 0;
+SELECT count(*) AS step_objects FROM pg_proc WHERE proname = 'jitprof_steps';
 
--- The updated extension has the objects of a fresh 1.1.
+-- 1.2 adds jitprof_steps and three columns of jitprof_sampler.
+ALTER EXTENSION jitprof UPDATE;
+SELECT extversion FROM pg_extension WHERE extname = 'jitprof';
+SELECT count(*) AS columns FROM pg_attribute
+  WHERE attrelid = 'jitprof_sampler'::regclass AND attnum > 0;
+SELECT step_entries >= 0 AS ok, max_steps, steps_dropped >= 0 AS ok
+  FROM jitprof_sampler;
+SELECT count(*) AS step_columns FROM pg_attribute
+  WHERE attrelid = 'jitprof_steps'::regclass AND attnum > 0;
+SELECT count(*) >= 0 AS readable FROM jitprof_steps;
+
+-- The updated extension has the objects of a fresh 1.2.
 CREATE TEMP TABLE updated AS
   SELECT pg_describe_object(classid, objid, objsubid) AS object
   FROM pg_depend WHERE refclassid = 'pg_extension'::regclass AND deptype = 'e'

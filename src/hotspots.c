@@ -2,7 +2,9 @@
  *
  * hotspots.c
  *	  SQL functions over the shared hotspot store: jitprof_hotspots,
- *	  jitprof_queries, jitprof_sampler, jitprof_folded and jitprof_reset.
+ *	  jitprof_queries, jitprof_sampler, jitprof_folded and jitprof_reset
+ *	  (jitprof_steps is in hotspot_steps.c, the plan-node functions in
+ *	  plan_nodes.c).
  *
  * Each takes a copy of the store's entries (jp_store_copy, a memcpy loop
  * under the lock in shared mode) and builds its tuplestore from that copy
@@ -34,13 +36,15 @@ PG_FUNCTION_INFO_V1(jitprof_hotspots_1_0);
 PG_FUNCTION_INFO_V1(jitprof_queries_1_0);
 PG_FUNCTION_INFO_V1(jitprof_sampler_1_0);
 PG_FUNCTION_INFO_V1(jitprof_sampler_1_1);
+PG_FUNCTION_INFO_V1(jitprof_sampler_1_2);
 PG_FUNCTION_INFO_V1(jitprof_folded_1_0);
 PG_FUNCTION_INFO_V1(jitprof_reset_1_0);
 
 #define HOTSPOTS_COLS	16
 #define QUERIES_COLS	10
 #define SAMPLER_COLS_1_0	11
-#define SAMPLER_COLS	18
+#define SAMPLER_COLS_1_1	18
+#define SAMPLER_COLS	21
 
 /* per-query totals built from the function entries */
 typedef struct QueryKey
@@ -252,7 +256,7 @@ jitprof_queries_1_0(PG_FUNCTION_ARGS)
 	return (Datum) 0;
 }
 
-/* jitprof_sampler: 1.0's first 11 columns, or all of 1.1's */
+/* jitprof_sampler: the first ncols columns (11 in 1.0, 18 in 1.1, 21) */
 static Datum
 sampler_row(FunctionCallInfo fcinfo, int ncols)
 {
@@ -264,6 +268,8 @@ sampler_row(FunctionCallInfo fcinfo, int ncols)
 	int64		entries;
 	TimestampTz stats_reset;
 	int64		node_entries;
+	int64		step_entries;
+	int64		steps_dropped;
 	int			i = 0;
 
 	jp_store_require();
@@ -273,6 +279,7 @@ sampler_row(FunctionCallInfo fcinfo, int ncols)
 
 	jp_store_health(&health, &evictions, &entries, &stats_reset);
 	node_entries = jp_store_node_count();
+	jp_store_step_counts(&step_entries, &steps_dropped);
 
 	memset(nulls, 0, sizeof(nulls));
 	values[i++] = Int32GetDatum(jitprof_sample_rate);
@@ -293,6 +300,9 @@ sampler_row(FunctionCallInfo fcinfo, int ncols)
 	values[i++] = Int64GetDatum(node_entries);
 	values[i++] = Int32GetDatum(jitprof_max_plan_nodes);
 	values[i++] = Int64GetDatum(health.plan_nodes_dropped);
+	values[i++] = Int64GetDatum(step_entries);
+	values[i++] = Int32GetDatum(jitprof_max_steps);
+	values[i++] = Int64GetDatum(steps_dropped);
 	Assert(i == SAMPLER_COLS);
 
 	tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, nulls);
@@ -307,6 +317,12 @@ jitprof_sampler_1_0(PG_FUNCTION_ARGS)
 
 Datum
 jitprof_sampler_1_1(PG_FUNCTION_ARGS)
+{
+	return sampler_row(fcinfo, SAMPLER_COLS_1_1);
+}
+
+Datum
+jitprof_sampler_1_2(PG_FUNCTION_ARGS)
 {
 	return sampler_row(fcinfo, SAMPLER_COLS);
 }

@@ -45,6 +45,32 @@ typedef struct JitprofOrigin
 	char		symbol[JP_SYMBOL_LEN];
 } JitprofOrigin;
 
+/* sizes of the strings that describe one expression step */
+#define JP_OPCODE_LEN		48
+#define JP_DETAIL_LEN		80
+
+/*
+ * What one step of a function's step table is, as jitprof_steps shows it:
+ * "EEOP_FUNCEXPR_STRICT" / "float8mul", or "deform" / "l_quantity numeric
+ * (attno 5)".  "step" is a JitprofStepRange.step value.
+ */
+typedef struct JitprofStepLabel
+{
+	int32		step;
+	char		opcode[JP_OPCODE_LEN];
+	char		detail[JP_DETAIL_LEN];
+} JitprofStepLabel;
+
+/* the labels of one function's steps, sorted by step; one malloc'd block */
+typedef struct JitprofStepLabels
+{
+	int			nlabels;
+	JitprofStepLabel labels[FLEXIBLE_ARRAY_MEMBER];
+} JitprofStepLabels;
+
+/* most labels kept per function (an expression with more steps keeps these) */
+#define JP_MAX_STEP_LABELS	4096
+
 /* One linked function, as the sinks and the SQL views see it. */
 typedef struct JitprofFunction
 {
@@ -55,6 +81,8 @@ typedef struct JitprofFunction
 	/* PC offset -> step table (jitprof.steps); malloc'd, owned by the object */
 	JitprofStepRange *steps;
 	int			nsteps;
+	/* what those steps are (jitprof.steps); malloc'd, owned by the object */
+	JitprofStepLabels *step_labels;
 
 	/*
 	 * Unwinding information (see JitprofLinkedFunction): the linker's memory,
@@ -174,6 +202,10 @@ typedef struct JitprofStepCounters
 	uint64		tables;			/* live functions with a step table */
 	uint64		table_bytes;	/* their memory */
 	uint64		tables_dropped; /* not kept: out of memory */
+	uint64		labels_dropped; /* step labels not kept: out of memory */
+	uint64		profiles;		/* sampler's per-step counters, live */
+	uint64		profile_bytes;	/* their memory */
+	uint64		profiles_dropped;	/* not made: out of memory */
 } JitprofStepCounters;
 
 extern bool jitprof_steps;
@@ -183,6 +215,8 @@ struct LLVMJitContext;
 extern void jp_steps_annotate(ExprState *state, struct LLVMJitContext *context,
 							  char *const *names, const bool *is_deform,
 							  int nfunctions);
+extern const JitprofStepLabel *jp_steps_find_label(const JitprofStepLabels *labels,
+												   int32 step);
 
 /* provider.c */
 extern bool jitprof_provider_active;
@@ -206,7 +240,10 @@ extern bool jp_reader_sees_all(void);
 extern void jp_naming_record_expr(ExprState *state, JitContext *context,
 								  const char *const *llvm_names,
 								  const bool *is_deform, int nfunctions);
-extern bool jp_naming_take(const char *llvm_name, JitprofOrigin *origin);
+extern bool jp_naming_take(const char *llvm_name, JitprofOrigin *origin,
+						   JitprofStepLabels **labels);
+extern void jp_naming_attach_labels(const char *llvm_name,
+									JitprofStepLabels *labels);
 extern bool jp_naming_peek(const char *llvm_name, char *symbol, size_t len);
 extern void jp_naming_forget_context(JitContext *context);
 extern const char *jp_plan_node_name(Plan *plan);

@@ -35,7 +35,7 @@
 #include <stdint.h>
 
 /* bump when either table changes: the two libraries are built together */
-#define JP_LLVM_ABI_VERSION 3
+#define JP_LLVM_ABI_VERSION 4
 
 /* name of the library (in $libdir) and of its one exported function */
 #define JP_LLVM_LIBRARY		"jitprof_llvm"

@@ -55,6 +55,7 @@ typedef struct NamedFunction
 	int			owner;			/* a deform function's expression, or -1 */
 	Oid			relid;			/* partition opened by tuple routing, or 0 */
 	JitprofOrigin origin;		/* role and symbol set once resolved */
+	JitprofStepLabels *labels;	/* malloc'd (steps.c); NULL once handed over */
 } NamedFunction;
 
 /* the functions one JIT context (one query execution) generated */
@@ -1078,11 +1079,14 @@ resolve_names(ContextNames *names)
  * state, and finding or removing a hash entry allocates nothing.
  */
 bool
-jp_naming_take(const char *llvm_name, JitprofOrigin *origin)
+jp_naming_take(const char *llvm_name, JitprofOrigin *origin,
+			   JitprofStepLabels **labels)
 {
 	char		key[JP_LLVM_NAME_LEN];
 	PendingName *entry;
+	NamedFunction *fn;
 
+	*labels = NULL;
 	if (pending_names == NULL)
 		return false;
 
@@ -1092,9 +1096,39 @@ jp_naming_take(const char *llvm_name, JitprofOrigin *origin)
 		return false;
 	if (entry->index >= entry->names->nresolved)
 		resolve_names(entry->names);
-	*origin = entry->names->functions[entry->index].origin;
+	fn = &entry->names->functions[entry->index];
+	*origin = fn->origin;
+	*labels = fn->labels;
+	fn->labels = NULL;
 	hash_search(pending_names, key, HASH_REMOVE, NULL);
 	return true;
+}
+
+/*
+ * Keep the step labels steps.c made for a function until the linker
+ * reports it; they go with its origin.  Takes ownership of "labels" (freed
+ * here if the function is unknown).
+ */
+void
+jp_naming_attach_labels(const char *llvm_name, JitprofStepLabels *labels)
+{
+	char		key[JP_LLVM_NAME_LEN];
+	PendingName *entry = NULL;
+	NamedFunction *fn;
+
+	if (pending_names != NULL)
+	{
+		strlcpy(key, llvm_name, JP_LLVM_NAME_LEN);
+		entry = hash_search(pending_names, key, HASH_FIND, NULL);
+	}
+	if (entry == NULL)
+	{
+		free(labels);
+		return;
+	}
+	fn = &entry->names->functions[entry->index];
+	free(fn->labels);
+	fn->labels = labels;
 }
 
 /*
@@ -1137,8 +1171,11 @@ jp_naming_forget_context(JitContext *context)
 		if (names->context != context)
 			continue;
 		for (int i = 0; i < names->nfunctions; i++)
+		{
 			hash_search(pending_names, names->functions[i].llvm_name,
 						HASH_REMOVE, NULL);
+			free(names->functions[i].labels);
+		}
 		*link = names->next;
 		pfree(names->functions);
 		pfree(names);

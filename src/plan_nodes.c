@@ -301,7 +301,105 @@ typedef struct ExplainNode
 	int64		total;
 	int64		jit;
 	int64		compile;
+	/* the node's hottest expression step (jitprof.steps), if any */
+	const JpStoreStepEntry *top_step;
+	const char *top_role;
+	int64		top_total;
 } ExplainNode;
+
+/* one step of the query, summed over the visible users and databases */
+typedef struct ExplainStep
+{
+	JpStoreStepEntry *row;		/* the first row seen; its key and labels */
+	const char *role;
+	int64		total;
+} ExplainStep;
+
+/* "step 16 EEOP_FUNCEXPR_STRICT numeric_mul", "deform attnum 3", ... */
+static void
+append_step(StringInfo line, const JpStoreStepEntry *s)
+{
+	if (s->key.step >= 0)
+	{
+		appendStringInfo(line, "step %d", s->key.step);
+		if (s->opcode[0] != '\0')
+			appendStringInfo(line, " %s", s->opcode);
+		if (s->detail[0] != '\0')
+			appendStringInfo(line, " %s", s->detail);
+	}
+	else if (s->key.step <= JP_STEP_ATTRIBUTE(0))
+		appendStringInfo(line, "deform %s",
+						 s->detail[0] != '\0' ? s->detail : "attribute");
+	else
+		appendStringInfoString(line, "code of no step");
+}
+
+/*
+ * Give each node its hottest step: the steps of the query's visible
+ * function rows, summed over users and databases, most total samples.
+ */
+static void
+find_top_steps(ExplainNode *nodes, int n, int64 queryid, bool all, Oid me)
+{
+	JpStoreStepEntry *steps;
+	JpStoreEntry *entries;
+	int64		nsteps;
+	int64		nentries;
+	int64		nmine = 0;
+	ExplainStep *sum;
+	int			nsum = 0;
+
+	steps = jp_store_copy_steps(&nsteps);
+	if (nsteps == 0)
+		return;
+	/* this query's function rows, first in the copy */
+	entries = jp_store_copy(&nentries);
+	for (int64 e = 0; e < nentries; e++)
+		if (entries[e].key.queryid == queryid &&
+			entries[e].key.discriminator != 0)
+			entries[nmine++] = entries[e];
+	sum = palloc0(sizeof(ExplainStep) * nsteps);
+	for (int64 i = 0; i < nsteps; i++)
+	{
+		JpStoreStepEntry *s = &steps[i];
+		const char *role = NULL;
+		int			k;
+
+		if (s->key.queryid != queryid || !(all || s->key.userid == me))
+			continue;
+		/* its function's role; a row whose function is gone is left out */
+		for (int64 e = 0; e < nmine; e++)
+			if (entries[e].key.discriminator == s->key.discriminator &&
+				entries[e].key.userid == s->key.userid &&
+				entries[e].key.dbid == s->key.dbid &&
+				entries[e].key.queryid == s->key.queryid &&
+				entries[e].key.plan_node_id == s->key.plan_node_id)
+				role = entries[e].role;
+		if (role == NULL)
+			continue;
+		for (k = 0; k < nsum; k++)
+			if (sum[k].row->key.plan_node_id == s->key.plan_node_id &&
+				sum[k].row->key.discriminator == s->key.discriminator &&
+				sum[k].row->key.step == s->key.step)
+				break;
+		if (k == nsum)
+		{
+			sum[nsum].row = s;
+			sum[nsum].role = role;
+			nsum++;
+		}
+		sum[k].total += s->total_samples;
+	}
+	for (int k = 0; k < nsum; k++)
+		for (int i = 0; i < n; i++)
+			if (nodes[i].id == sum[k].row->key.plan_node_id &&
+				sum[k].total > nodes[i].top_total)
+			{
+				nodes[i].top_step = sum[k].row;
+				nodes[i].top_role = sum[k].role;
+				nodes[i].top_total = sum[k].total;
+			}
+}
 
 static void
 explain_node(ReturnSetInfo *rsinfo, ExplainNode *nodes, int n, int at,
@@ -317,6 +415,16 @@ explain_node(ReturnSetInfo *rsinfo, ExplainNode *nodes, int n, int at,
 					 pct(x->self, qsamples), pct(x->total, qsamples),
 					 pct(x->jit, qsamples), pct(x->compile, qsamples));
 	put_text(rsinfo, line->data);
+	if (x->top_step != NULL)
+	{
+		/* indented like EXPLAIN's detail lines */
+		resetStringInfo(line);
+		appendStringInfo(line, "%*sTop JIT step: %s ",
+						 level > 0 ? 6 * level : 2, "", x->top_role);
+		append_step(line, x->top_step);
+		appendStringInfo(line, " (%.1f%%)", pct(x->top_total, qsamples));
+		put_text(rsinfo, line->data);
+	}
 	for (int i = 0; i < n; i++)
 		if (i != at && nodes[i].parent == x->id && level < 64)
 			explain_node(rsinfo, nodes, n, i, level + 1, qsamples, line);
@@ -385,6 +493,7 @@ jitprof_explain_1_1(PG_FUNCTION_ARGS)
 	}
 	if (n == 0)
 		return (Datum) 0;
+	find_top_steps(nodes, n, queryid, all, me);
 
 	initStringInfo(&line);
 	appendStringInfo(&line, "query " INT64_FORMAT ": " INT64_FORMAT " samples in " INT64_FORMAT " executions",

@@ -129,6 +129,13 @@ free_step_table(JitprofFunction *fn)
 	fn->nsteps = 0;
 }
 
+static void
+free_step_labels(JitprofFunction *fn)
+{
+	free(fn->step_labels);
+	fn->step_labels = NULL;
+}
+
 void
 jp_registry_object_linked(uint64_t key, const JitprofLinkedFunction *functions,
 						  int nfunctions)
@@ -159,7 +166,7 @@ jp_registry_object_linked(uint64_t key, const JitprofLinkedFunction *functions,
 		fn->address = functions[i].address;
 		fn->size = functions[i].size;
 		strlcpy(fn->llvm_name, functions[i].llvm_name, JP_LLVM_NAME_LEN);
-		if (!jp_naming_take(fn->llvm_name, &fn->origin))
+		if (!jp_naming_take(fn->llvm_name, &fn->origin, &fn->step_labels))
 			fn->origin.symbol[0] = '\0';
 		copy_step_table(fn, &functions[i]);
 		/* the linker's memory: for the sinks below, not kept */
@@ -201,6 +208,7 @@ jp_registry_object_linked(uint64_t key, const JitprofLinkedFunction *functions,
 		/* the table belongs to the live object only */
 		recent[slot].steps = NULL;
 		recent[slot].nsteps = 0;
+		recent[slot].step_labels = NULL;
 		recent_keys[slot] = key;
 		recent_live[slot] = true;
 	}
@@ -235,7 +243,10 @@ jp_registry_object_freed(uint64_t key)
 				recent_live[i] = false;
 
 		for (int i = 0; i < object->nfunctions; i++)
+		{
 			free_step_table(&object->functions[i]);
+			free_step_labels(&object->functions[i]);
+		}
 		free(object->functions);
 		free(object);
 	}

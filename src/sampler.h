@@ -8,6 +8,8 @@
  *	                     only code that runs in signal context.
  *	  sampler_profile.c  executions, per-function slots, the pending table
  *	                     and the flush of an execution's counts to the store.
+ *	  sampler_steps.c    per-step counters of a function with a step table
+ *	                     (jitprof.steps): made at link time, read at flush.
  *	  sampler_hooks.c    executor and ProcessUtility hooks: nesting as
  *	                     pg_stat_statements counts it, which execution a
  *	                     statement belongs to, cursor query IDs, and the
@@ -58,12 +60,39 @@
 #define JP_NODE_IMPLICIT	0x10000
 #define JP_NODE_ID_MASK		0xFFFF
 
+/*
+ * Samples of one JIT function per expression step, for a function with a
+ * step table (jitprof.steps).  The handler finds the row of a PC's offset
+ * by binary search in offsets[]: a self sample counts for the step of the
+ * interrupted PC (self and total), a sample in code the function called for
+ * the step of the call (total).  One malloc'd block, never changed once the
+ * slot is published except for the counters.
+ */
+typedef struct JpStepProfile
+{
+	uintptr_t	start;			/* the function's address */
+	int			nranges;
+	int			ndistinct;		/* distinct steps: entries of step[] */
+	int			none_index;		/* index of JP_STEP_NONE in step[] */
+	const uint32 *offsets;		/* [nranges] ascending row offsets */
+	const uint16 *which;		/* [nranges] index into step[] */
+	const int32 *step;			/* [ndistinct] JitprofStepRange.step */
+	volatile uint32 *self;		/* [ndistinct], written by the handler */
+	volatile uint32 *total;		/* [ndistinct], written by the handler */
+	JitprofStepLabels *labels;	/* what the steps are, or NULL */
+	Size		bytes;			/* size of the block */
+	struct JpStepProfile *next; /* in a pending function's list */
+} JpStepProfile;
+
 /* One JIT function this backend knows of, live or awaiting its flush. */
 typedef struct JpSlot
 {
 	/* written by the signal handler while jp_flushing is clear */
 	volatile uint32 self_samples;
 	volatile uint32 total_samples;
+
+	/* read by the signal handler: per-step counters, or NULL */
+	JpStepProfile *volatile steps;
 
 	/* read by the signal handler: the execution its samples belong to */
 	volatile uint32 owner;		/* JpExec.id, 0 for none */
@@ -205,6 +234,47 @@ extern void jp_nodes_reset_after_error(void);
 extern void jp_nodes_forget_exec(JpExec *exec);
 extern void jp_nodes_capture_shape(JpExec *exec);
 extern void jp_nodes_define_gucs(void);
+
+/* sampler_steps.c */
+extern JpStepProfile *jp_step_profile_make(const JitprofFunction *fn);
+extern void jp_step_profile_free(JpStepProfile *profile);
+extern int	jp_step_profile_take(JpStepProfile *profile,
+								 const JitprofOrigin *origin,
+								 JpStoreStepDelta *out);
+
+/*
+ * Charge a sample to the step whose code holds "pc": a self sample, or one
+ * in code called from there.  Runs in the signal handler: reads only the
+ * profile, which does not change while the slot is published.
+ */
+static inline void
+jp_step_profile_charge(JpStepProfile *profile, uintptr_t pc, uint32 weight,
+					   bool self)
+{
+	uintptr_t	offset = pc - profile->start;
+	int			lo = 0;
+	int			hi = profile->nranges - 1;
+	int			row = -1;
+	int			index;
+
+	/* the last row starting at or before the offset */
+	while (lo <= hi)
+	{
+		int			mid = lo + (hi - lo) / 2;
+
+		if (profile->offsets[mid] <= offset)
+		{
+			row = mid;
+			lo = mid + 1;
+		}
+		else
+			hi = mid - 1;
+	}
+	index = row >= 0 ? profile->which[row] : profile->none_index;
+	if (self)
+		profile->self[index] += weight;
+	profile->total[index] += weight;
+}
 
 /* sampler_hooks.c */
 extern TupleTableSlot *jp_flush_trampoline(PlanState *node);

@@ -71,6 +71,7 @@ typedef struct PendingFunction
 	int64		total_samples;
 	int64		compilations;
 	int64		code_bytes;
+	JpStepProfile *steps;		/* its freed copies' step counts, a list */
 } PendingFunction;
 
 static HTAB *pending = NULL;
@@ -145,6 +146,8 @@ sampler_object_linked(const JitprofObject *object)
 		sf->size = fn->size;
 		sf->origin = fn->origin;
 		stable_origin(&sf->origin);
+		/* set before the range table makes the slot reachable */
+		sf->steps = fn->steps != NULL ? jp_step_profile_make(fn) : NULL;
 
 		jp_sig_table_add(table, (uintptr_t) fn->address,
 						 (uintptr_t) (fn->address + fn->size), slot);
@@ -248,7 +251,11 @@ jp_recycle_dead_slots(void)
 		sf->in_use = false;
 		/* counts of a finished execution were flushed already */
 		if (sf->owner == 0)
+		{
+			jp_step_profile_free(sf->steps);
+			sf->steps = NULL;
 			continue;
+		}
 		memset(&key, 0, sizeof(key));
 		key.owner = sf->owner;
 		key.queryid = sf->origin.queryid;
@@ -263,6 +270,12 @@ jp_recycle_dead_slots(void)
 		}
 		pf->self_samples += sf->self_samples;
 		pf->total_samples += sf->total_samples;
+		if (sf->steps != NULL)
+		{
+			sf->steps->next = pf->steps;
+			pf->steps = sf->steps;
+			sf->steps = NULL;
+		}
 		if (sf->compiled)
 		{
 			pf->compilations++;
@@ -405,6 +418,9 @@ jp_exec_flush(JpExec *exec, bool count_execution, bool final)
 	static JpStoreDelta deltas[JP_MAX_SLOTS];
 	static JpStoreNodeDelta node_deltas[JP_MAX_PLAN_NODES];
 	JpStoreNodes nodes;
+	JpStoreSteps steps;
+	JpStoreStepDelta *step_deltas = NULL;
+	int			max_step_deltas = 0;
 	JpStoreDelta *all = deltas;
 	PendingFunction **pfs = NULL;
 	int			ndeltas = 0;
@@ -427,6 +443,18 @@ jp_exec_flush(JpExec *exec, bool count_execution, bool final)
 		if (npending > 0)
 			all = palloc((JP_MAX_SLOTS + npending) * sizeof(JpStoreDelta));
 	}
+
+	/* room for every step delta, allocated before the handler is held off */
+	for (int i = 0; i < slots_hwm; i++)
+		if (jp_slots[i].in_use && jp_slots[i].owner == exec->id &&
+			jp_slots[i].steps != NULL)
+			max_step_deltas += jp_slots[i].steps->ndistinct;
+	for (int i = 0; i < npending; i++)
+		for (JpStepProfile *p = pfs[i]->steps; p != NULL; p = p->next)
+			max_step_deltas += p->ndistinct;
+	memset(&steps, 0, sizeof(steps));
+	if (max_step_deltas > 0)
+		step_deltas = palloc(max_step_deltas * sizeof(JpStoreStepDelta));
 
 	/* the handler leaves these alone while jp_flushing is set */
 	jp_flushing = true;
@@ -482,6 +510,9 @@ jp_exec_flush(JpExec *exec, bool count_execution, bool final)
 			sf->self_samples = 0;
 			sf->total_samples = 0;
 			sf->compiled = false;
+			if (sf->steps != NULL)
+				steps.ndeltas += jp_step_profile_take(sf->steps, &sf->origin,
+													  step_deltas + steps.ndeltas);
 		}
 		if (final)
 			sf->owner = 0;
@@ -514,7 +545,11 @@ jp_exec_flush(JpExec *exec, bool count_execution, bool final)
 		d->total_samples = pfs[i]->total_samples;
 		d->compilations = pfs[i]->compilations;
 		d->code_bytes = pfs[i]->code_bytes;
+		for (JpStepProfile *p = pfs[i]->steps; p != NULL; p = p->next)
+			steps.ndeltas += jp_step_profile_take(p, &pfs[i]->origin,
+												  step_deltas + steps.ndeltas);
 	}
+	steps.deltas = step_deltas;
 
 	/* every function of the execution ran within its samples */
 	for (int i = 0; i < ndeltas; i++)
@@ -532,11 +567,25 @@ jp_exec_flush(JpExec *exec, bool count_execution, bool final)
 
 	jp_store_flush(exec->userid, exec->dbid, exec->queryid, count_execution,
 				   qsamples, all, ndeltas, &health,
-				   nodes.ndeltas > 0 ? &nodes : NULL);
+				   nodes.ndeltas > 0 ? &nodes : NULL,
+				   steps.ndeltas > 0 ? &steps : NULL);
 
 	/* the deltas point into the pending table, so empty it only now */
 	for (int i = 0; i < npending; i++)
+	{
+		JpStepProfile *p = pfs[i]->steps;
+
+		while (p != NULL)
+		{
+			JpStepProfile *next = p->next;
+
+			jp_step_profile_free(p);
+			p = next;
+		}
 		hash_search(pending, &pfs[i]->key, HASH_REMOVE, NULL);
+	}
+	if (step_deltas != NULL)
+		pfree(step_deltas);
 	if (pfs != NULL)
 		pfree(pfs);
 	if (all != deltas)

@@ -26,7 +26,9 @@
  * hit is a total sample.  Every read of the walk is inside [SP, top of the
  * stack), which is mapped.  When SP is elsewhere (an alternate signal stack,
  * a coroutine's stack) there is no walk at all: the frame pointer may then
- * point anywhere.
+ * point anywhere.  A self sample in a function with a step table
+ * (jitprof.steps) is also charged to the step of its PC, by a binary search
+ * in the slot's step profile (sampler_steps.c).
  *
  * This file is the only code that runs in signal context.  The handler's
  * contract is in sampler.h: no allocation, no lock, no shared memory, no
@@ -242,8 +244,12 @@ sample_handler(int signo, siginfo_t *info, void *context)
 	{
 		if (jp_slots[slot].owner == exec->id)
 		{
+			JpStepProfile *steps = jp_slots[slot].steps;
+
 			jp_slots[slot].self_samples += weight;
 			jp_slots[slot].total_samples += weight;
+			if (steps != NULL)
+				jp_step_profile_charge(steps, CONTEXT_PC(uc), weight, true);
 			jp_counts.jit_self += weight;
 			jp_counts.jit_total += weight;
 			if (node >= 0)
@@ -283,8 +289,12 @@ sample_handler(int signo, siginfo_t *info, void *context)
 		{
 			if (jp_slots[slot].owner == exec->id)
 			{
+				JpStepProfile *steps = jp_slots[slot].steps;
+
 				jp_slots[slot].total_samples += weight;
 				jp_counts.jit_total += weight;
+				if (steps != NULL)
+					jp_step_profile_charge(steps, ret - 1, weight, false);
 			}
 			else
 				jp_counts.other_execution += weight;

@@ -145,6 +145,13 @@ jitprof_status_1_0(PG_FUNCTION_ARGS)
 				   jp_steps_counters.table_bytes);
 	put_status_u64(rsinfo, "steps_tables_dropped",
 				   jp_steps_counters.tables_dropped);
+	put_status_u64(rsinfo, "steps_labels_dropped",
+				   jp_steps_counters.labels_dropped);
+	put_status_u64(rsinfo, "steps_profiles_live", jp_steps_counters.profiles);
+	put_status_u64(rsinfo, "steps_profile_bytes_live",
+				   jp_steps_counters.profile_bytes);
+	put_status_u64(rsinfo, "steps_profiles_dropped",
+				   jp_steps_counters.profiles_dropped);
 	put_status_u64(rsinfo, "gdb_build_us", gdb.build_us);
 	put_status_u64(rsinfo, "gdb_register_us", gdb.register_us);
 	put_status_u64(rsinfo, "gdb_unregister_us",

@@ -307,6 +307,91 @@ append_detail(StringInfo buf, ExprEvalStep *op, ExprEvalOp opcode,
 	}
 }
 
+/* "l_quantity numeric" for attribute a (0-based) of desc, if known */
+static void
+append_attribute(StringInfo buf, TupleDesc desc, int a)
+{
+	Form_pg_attribute att;
+
+	if (desc == NULL || a >= desc->natts)
+		return;
+	att = TupleDescAttr(desc, a);
+	if (NameStr(att->attname)[0] != '\0')
+	{
+		append_clean(buf, NameStr(att->attname));
+		appendStringInfoChar(buf, ' ');
+	}
+	append_clean(buf, format_type_extended(att->atttypid, -1,
+										   FORMAT_TYPE_ALLOW_INVALID));
+}
+
+/* Add one label to "labels" (which may be NULL: out of memory). */
+static void
+add_label(JitprofStepLabels *labels, int maxlabels, int32 step,
+		  const char *opcode, const char *detail)
+{
+	JitprofStepLabel *label;
+
+	if (labels == NULL || labels->nlabels >= maxlabels)
+		return;
+	label = &labels->labels[labels->nlabels++];
+	label->step = step;
+	strlcpy(label->opcode, opcode, JP_OPCODE_LEN);
+	/* append_detail() starts with a space */
+	strlcpy(label->detail, detail[0] == ' ' ? detail + 1 : detail,
+			JP_DETAIL_LEN);
+}
+
+/* labels "deform" / "<name> <type> (attno n)" for attributes 1..natts */
+static void
+add_attribute_labels(JitprofStepLabels *labels, int maxlabels,
+					 TupleDesc desc, int natts, StringInfo detail)
+{
+	for (int a = 0; a < natts; a++)
+	{
+		resetStringInfo(detail);
+		append_attribute(detail, desc, a);
+		appendStringInfo(detail, "%s(attno %d)", detail->len > 0 ? " " : "",
+						 a + 1);
+		add_label(labels, maxlabels, JP_STEP_ATTRIBUTE(a), "deform",
+				  detail->data);
+	}
+}
+
+static int
+label_cmp(const void *a, const void *b)
+{
+	int32		sa = ((const JitprofStepLabel *) a)->step;
+	int32		sb = ((const JitprofStepLabel *) b)->step;
+
+	return sa < sb ? -1 : (sa > sb ? 1 : 0);
+}
+
+/* The label of "step" in "labels", or NULL; never throws. */
+const JitprofStepLabel *
+jp_steps_find_label(const JitprofStepLabels *labels, int32 step)
+{
+	int			lo = 0;
+	int			hi;
+
+	if (labels == NULL)
+		return NULL;
+	hi = labels->nlabels - 1;
+	while (lo <= hi)
+	{
+		int			mid = lo + (hi - lo) / 2;
+		int32		s = labels->labels[mid].step;
+
+		if (s == step)
+			return &labels->labels[mid];
+		if (s < step)
+			lo = mid + 1;
+		else
+			hi = mid - 1;
+	}
+	return NULL;
+}
+
 /*
  * Tuple descriptor a FETCHSOME step knows, if llvmjit makes a deform
  * function for it: a known descriptor and a fixed slot kind it can deform
@@ -342,6 +427,7 @@ jp_steps_annotate(ExprState *state, LLVMJitContext *context,
 	int			ndeform = 0;
 	int			next_deform = 0;
 	bool		have_file;
+	StringInfoData detail;
 
 	if (!jitprof_steps || nfunctions <= 0 || jp_llvm == NULL ||
 		jp_llvm->add_debug_info == NULL)
@@ -377,10 +463,15 @@ jp_steps_annotate(ExprState *state, LLVMJitContext *context,
 		}
 	}
 
+	initStringInfo(&detail);
 	for (int f = 0; f < nfunctions; f++)
 	{
 		JitprofDebugInfo info;
 		int			header = steps_lines + 1;
+		JitprofStepLabels *labels;
+		int			maxlabels;
+		TupleDesc	desc = NULL;
+		int			natts = 0;
 
 		/*
 		 * The llvmjit name: jitprof's name of the function is resolved only
@@ -389,6 +480,26 @@ jp_steps_annotate(ExprState *state, LLVMJitContext *context,
 		 */
 		appendStringInfo(&buf, "%s: ", names[f]);
 
+		/* deform functions are generated in the order of their steps */
+		if (is_deform[f] && next_deform < ndeform)
+		{
+			desc = deform_descs[next_deform];
+			natts = deform_natts[next_deform];
+			next_deform++;
+		}
+
+		/* the labels jitprof_steps shows; inlined deforming included */
+		maxlabels = is_deform[f] ? natts : state->steps_len;
+		if (!is_deform[f] && ndeform == 1)
+			maxlabels += deform_natts[0];
+		maxlabels = Min(maxlabels, JP_MAX_STEP_LABELS);
+		labels = malloc(offsetof(JitprofStepLabels, labels) +
+						Max(maxlabels, 1) * sizeof(JitprofStepLabel));
+		if (labels != NULL)
+			labels->nlabels = 0;
+		else
+			jp_steps_counters.labels_dropped++;
+
 		if (!is_deform[f])
 		{
 			appendStringInfo(&buf, "%d steps\n", state->steps_len);
@@ -396,48 +507,40 @@ jp_steps_annotate(ExprState *state, LLVMJitContext *context,
 			{
 				ExprEvalStep *op = &state->steps[i];
 				ExprEvalOp	opcode = ExecEvalStepOp(state, op);
+				const char *opname = (opcode >= 0 && opcode < EEOP_LAST) ?
+				eeop_names[opcode] : "?";
 
-				appendStringInfo(&buf, "step %d: %s", i,
-								 (opcode >= 0 && opcode < EEOP_LAST) ?
-								 eeop_names[opcode] : "?");
-				append_detail(&buf, op, opcode, inner, outer, scan);
-				appendStringInfoChar(&buf, '\n');
+				resetStringInfo(&detail);
+				append_detail(&detail, op, opcode, inner, outer, scan);
+				appendStringInfo(&buf, "step %d: %s%s\n", i, opname,
+								 detail.data);
+				add_label(labels, maxlabels, i, opname, detail.data);
 			}
+			/* deforming inlined here is unambiguous with one deformed slot */
+			if (ndeform == 1)
+				add_attribute_labels(labels, maxlabels, deform_descs[0],
+									 deform_natts[0], &detail);
 			info.nlines = state->steps_len;
 		}
 		else
 		{
-			/* deform functions are generated in the order of their steps */
-			TupleDesc	desc = NULL;
-			int			natts = 0;
-
-			if (next_deform < ndeform)
-			{
-				desc = deform_descs[next_deform];
-				natts = deform_natts[next_deform];
-				next_deform++;
-			}
 			appendStringInfo(&buf, "deform %d attributes\n", natts);
 			for (int a = 0; a < natts; a++)
 			{
-				appendStringInfo(&buf, "attribute %d:", a + 1);
-				if (desc != NULL && a < desc->natts)
-				{
-					Form_pg_attribute att = TupleDescAttr(desc, a);
-
-					if (NameStr(att->attname)[0] != '\0')
-					{
-						appendStringInfoChar(&buf, ' ');
-						append_clean(&buf, NameStr(att->attname));
-					}
-					appendStringInfoChar(&buf, ' ');
-					append_clean(&buf,
-								 format_type_extended(att->atttypid, -1,
-													  FORMAT_TYPE_ALLOW_INVALID));
-				}
-				appendStringInfoChar(&buf, '\n');
+				resetStringInfo(&detail);
+				append_attribute(&detail, desc, a);
+				appendStringInfo(&buf, "attribute %d:%s%s\n", a + 1,
+								 detail.len > 0 ? " " : "", detail.data);
 			}
+			add_attribute_labels(labels, maxlabels, desc, natts, &detail);
 			info.nlines = natts;
+		}
+
+		if (labels != NULL)
+		{
+			qsort(labels->labels, labels->nlabels, sizeof(JitprofStepLabel),
+				  label_cmp);
+			jp_naming_attach_labels(names[f], labels);
 		}
 
 		info.llvm_name = names[f];
@@ -473,4 +576,5 @@ jp_steps_annotate(ExprState *state, LLVMJitContext *context,
 		jp_steps_counters.listings_dropped++;
 
 	pfree(buf.data);
+	pfree(detail.data);
 }

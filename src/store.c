@@ -15,6 +15,16 @@
  * of a long one), so a single lock is cheap enough; the sampler's signal
  * handler never comes here.
  *
+ * A second and a third table, under the same lock, hold the plan-node rows
+ * (one per plan node of a query, jitprof.max_plan_nodes of them) and the
+ * step rows (one per expression step of a JIT function that was sampled,
+ * jitprof.max_steps of them).  A plan-node row lives only as long as its
+ * query's summary row, a step row only as long as its function's row, and
+ * a step row is created only when its function's row exists: so a step
+ * never claims more samples than its function, nor a function more than its
+ * query.  Rows that find no room are counted (plan_nodes_dropped,
+ * steps_dropped), never made room for.
+ *
  * Capacity is jitprof.max_hotspots entries.  When a new entry does not fit,
  * the 5% of entries with the fewest samples (inclusive samples for a
  * function, the query's samples for a query's summary row) are evicted, the
@@ -58,7 +68,9 @@
 
 #define STORE_FILE		PGSTAT_STAT_PERMANENT_DIRECTORY "/jitprof.stat"
 #define STORE_MAGIC		0x4A505354	/* "JPST" */
-#define STORE_VERSION	3
+#define STORE_VERSION	4
+/* version 3 files (jitprof 1.1) have no step rows, and a shorter header */
+#define STORE_VERSION_NO_STEPS 3
 
 /* the share of entries evicted when the table is full */
 #define EVICT_FRACTION	0.05
@@ -69,7 +81,12 @@ typedef struct StoreShared
 	JpSamplerHealth health;
 	int64		evictions;
 	TimestampTz stats_reset;
+	/* added in file version 4: keep it last (see store_load) */
+	int64		steps_dropped;	/* step rows that found no room */
 } StoreShared;
+
+/* StoreShared as a version 3 file has it */
+#define STORE_SHARED_SIZE_V3	offsetof(StoreShared, steps_dropped)
 
 /* a query's summary row in a saved file, found by its key */
 typedef struct SavedSummary
@@ -88,31 +105,46 @@ typedef struct StoreFileHeader
 	uint32		node_entry_size;
 	uint32		padding;
 	int64		nnodes;			/* plan-node rows after the entries */
+	/* added in file version 4: keep them last (see store_load) */
+	uint32		step_entry_size;
+	uint32		padding2;
+	int64		nsteps;			/* step rows after the plan-node rows */
 } StoreFileHeader;
+
+/* StoreFileHeader as a version 3 file has it */
+#define STORE_HEADER_SIZE_V3	offsetof(StoreFileHeader, step_entry_size)
 
 int			jitprof_max_hotspots = 5000;
 int			jitprof_max_plan_nodes = 20000;
+int			jitprof_max_steps = 20000;
 bool		jitprof_save = true;
 
 static StoreShared *store = NULL;
 static HTAB *store_hash = NULL;
 static HTAB *node_hash = NULL;	/* plan-node rows, under the same lock */
+static HTAB *step_hash = NULL;	/* step rows, under the same lock */
 
 static shmem_request_hook_type prev_shmem_request_hook = NULL;
 static shmem_startup_hook_type prev_shmem_startup_hook = NULL;
 
 static int	keep_cmp(const void *a, const void *b);
 static void remove_orphan_nodes(void);
+static void remove_orphan_steps(void);
+static inline JpStoreEntry *step_function(const JpStoreStepKey *skey);
 static inline JpStoreEntry *node_query(const JpStoreNodeKey *nkey);
 
 static Size
 store_memsize(void)
 {
-	return add_size(add_size(MAXALIGN(sizeof(StoreShared)),
-							 hash_estimate_size(jitprof_max_hotspots,
-												sizeof(JpStoreEntry))),
-					hash_estimate_size(jitprof_max_plan_nodes,
-									   sizeof(JpStoreNodeEntry)));
+	Size		size = MAXALIGN(sizeof(StoreShared));
+
+	size = add_size(size, hash_estimate_size(jitprof_max_hotspots,
+											 sizeof(JpStoreEntry)));
+	size = add_size(size, hash_estimate_size(jitprof_max_plan_nodes,
+											 sizeof(JpStoreNodeEntry)));
+	size = add_size(size, hash_estimate_size(jitprof_max_steps,
+											 sizeof(JpStoreStepEntry)));
+	return size;
 }
 
 static void
@@ -244,6 +276,36 @@ fill_nodes(JpStoreNodeEntry *nodes, int64 n)
 }
 
 /*
+ * Fill the step table from a saved file's step rows: those whose function
+ * was loaded, as many as jitprof.max_steps allows (the rest count as
+ * steps_dropped).
+ */
+static void
+fill_steps(JpStoreStepEntry *steps, int64 n)
+{
+	for (int64 i = 0; i < n; i++)
+	{
+		JpStoreStepEntry *e = &steps[i];
+		JpStoreStepEntry *entry;
+		bool		found;
+
+		e->opcode[JP_OPCODE_LEN - 1] = '\0';
+		e->detail[JP_DETAIL_LEN - 1] = '\0';
+		e->key.padding = 0;
+		if (step_function(&e->key) == NULL)
+			continue;			/* gone with its function */
+		if (hash_get_num_entries(step_hash) >= jitprof_max_steps ||
+			(entry = hash_search(step_hash, &e->key, HASH_ENTER_NULL,
+								 &found)) == NULL)
+		{
+			store->steps_dropped++;
+			continue;
+		}
+		*entry = *e;
+	}
+}
+
+/*
  * Report a saved statistics file that cannot be used, and remove it.
  * "detail" says why, in full sentences marked with gettext_noop.
  */
@@ -296,7 +358,10 @@ store_load(void)
 	pg_crc32c	file_crc;
 	JpStoreEntry *entries = NULL;
 	JpStoreNodeEntry *nodes = NULL;
+	JpStoreStepEntry *steps = NULL;
 	StoreShared saved;
+	size_t		header_size;
+	size_t		shared_size;
 	uint64		expected;
 	int64		dropped;
 
@@ -340,29 +405,51 @@ store_load(void)
 		return;
 	}
 
-	if (st.st_size < (off_t) sizeof(header) ||
-		!read_all(fd, &header, sizeof(header)))
+	/* a version 3 file's header is the first part of today's */
+	memset(&header, 0, sizeof(header));
+	if (st.st_size < (off_t) STORE_HEADER_SIZE_V3 ||
+		!read_all(fd, &header, STORE_HEADER_SIZE_V3))
 	{
 		store_file_bad(gettext_noop("The file is shorter than its header. It has been removed, and hotspot statistics start empty."));
 		goto done;
 	}
-	if (header.magic != STORE_MAGIC || header.version != STORE_VERSION ||
+	header_size = STORE_HEADER_SIZE_V3;
+	shared_size = STORE_SHARED_SIZE_V3;
+	if (header.magic == STORE_MAGIC && header.version == STORE_VERSION)
+	{
+		header_size = sizeof(header);
+		shared_size = sizeof(StoreShared);
+		if (st.st_size < (off_t) header_size ||
+			!read_all(fd, (char *) &header + STORE_HEADER_SIZE_V3,
+					  header_size - STORE_HEADER_SIZE_V3))
+		{
+			store_file_bad(gettext_noop("The file is shorter than its header. It has been removed, and hotspot statistics start empty."));
+			goto done;
+		}
+	}
+	if (header.magic != STORE_MAGIC ||
+		(header.version != STORE_VERSION &&
+		 header.version != STORE_VERSION_NO_STEPS) ||
 		header.entry_size != sizeof(JpStoreEntry) ||
 		header.max_symbol != JP_SYMBOL_LEN ||
-		header.node_entry_size != sizeof(JpStoreNodeEntry))
+		header.node_entry_size != sizeof(JpStoreNodeEntry) ||
+		(header.version == STORE_VERSION &&
+		 header.step_entry_size != sizeof(JpStoreStepEntry)))
 	{
 		store_file_bad(gettext_noop("The file header has the wrong magic number, version or entry size. It has been removed, and hotspot statistics start empty."));
 		goto done;
 	}
 
 	/* trust the entry count only if the file's size agrees with it */
-	expected = sizeof(header) + sizeof(StoreShared) + sizeof(pg_crc32c);
-	if (header.nentries < 0 || header.nnodes < 0 ||
-		header.nentries > (int64) ((PG_INT64_MAX / 2 - expected) / sizeof(JpStoreEntry)) ||
-		header.nnodes > (int64) ((PG_INT64_MAX / 2) / sizeof(JpStoreNodeEntry)) ||
+	expected = header_size + shared_size + sizeof(pg_crc32c);
+	if (header.nentries < 0 || header.nnodes < 0 || header.nsteps < 0 ||
+		header.nentries > (int64) ((PG_INT64_MAX / 4 - expected) / sizeof(JpStoreEntry)) ||
+		header.nnodes > (int64) ((PG_INT64_MAX / 4) / sizeof(JpStoreNodeEntry)) ||
+		header.nsteps > (int64) ((PG_INT64_MAX / 4) / sizeof(JpStoreStepEntry)) ||
 		(uint64) st.st_size != expected +
 		(uint64) header.nentries * sizeof(JpStoreEntry) +
-		(uint64) header.nnodes * sizeof(JpStoreNodeEntry))
+		(uint64) header.nnodes * sizeof(JpStoreNodeEntry) +
+		(uint64) header.nsteps * sizeof(JpStoreStepEntry))
 	{
 		ereport(WARNING,
 				(errmsg("ignoring jitprof statistics file \"%s\" because it is corrupt or was written by another version of jitprof",
@@ -374,19 +461,22 @@ store_load(void)
 	}
 
 	INIT_CRC32C(crc);
-	COMP_CRC32C(crc, &header, sizeof(header));
-	if (!read_all(fd, &saved, sizeof(saved)))
+	COMP_CRC32C(crc, &header, header_size);
+	memset(&saved, 0, sizeof(saved));
+	if (!read_all(fd, &saved, shared_size))
 	{
 		store_file_bad(gettext_noop("The file could not be read completely. It has been removed, and hotspot statistics start empty."));
 		goto done;
 	}
-	COMP_CRC32C(crc, &saved, sizeof(saved));
+	COMP_CRC32C(crc, &saved, shared_size);
 
 	entries = palloc_extended(Max(header.nentries, 1) * sizeof(JpStoreEntry),
 							  MCXT_ALLOC_HUGE | MCXT_ALLOC_NO_OOM);
 	nodes = palloc_extended(Max(header.nnodes, 1) * sizeof(JpStoreNodeEntry),
 							MCXT_ALLOC_HUGE | MCXT_ALLOC_NO_OOM);
-	if (entries == NULL || nodes == NULL)
+	steps = palloc_extended(Max(header.nsteps, 1) * sizeof(JpStoreStepEntry),
+							MCXT_ALLOC_HUGE | MCXT_ALLOC_NO_OOM);
+	if (entries == NULL || nodes == NULL || steps == NULL)
 	{
 		ereport(WARNING,
 				(errcode(ERRCODE_OUT_OF_MEMORY),
@@ -398,6 +488,7 @@ store_load(void)
 	}
 	if (!read_all(fd, entries, header.nentries * sizeof(JpStoreEntry)) ||
 		!read_all(fd, nodes, header.nnodes * sizeof(JpStoreNodeEntry)) ||
+		!read_all(fd, steps, header.nsteps * sizeof(JpStoreStepEntry)) ||
 		!read_all(fd, &file_crc, sizeof(file_crc)))
 	{
 		store_file_bad(gettext_noop("The file could not be read completely. It has been removed, and hotspot statistics start empty."));
@@ -405,6 +496,7 @@ store_load(void)
 	}
 	COMP_CRC32C(crc, entries, header.nentries * sizeof(JpStoreEntry));
 	COMP_CRC32C(crc, nodes, header.nnodes * sizeof(JpStoreNodeEntry));
+	COMP_CRC32C(crc, steps, header.nsteps * sizeof(JpStoreStepEntry));
 	FIN_CRC32C(crc);
 	if (!EQ_CRC32C(crc, file_crc))
 	{
@@ -415,8 +507,10 @@ store_load(void)
 	store->health = saved.health;
 	store->evictions = saved.evictions;
 	store->stats_reset = saved.stats_reset;
+	store->steps_dropped = saved.steps_dropped;
 	dropped = store_fill(entries, header.nentries);
 	fill_nodes(nodes, header.nnodes);
+	fill_steps(steps, header.nsteps);
 	if (dropped > 0)
 	{
 		store->evictions += dropped;
@@ -433,6 +527,8 @@ done:
 		pfree(entries);
 	if (nodes)
 		pfree(nodes);
+	if (steps)
+		pfree(steps);
 	CloseTransientFile(fd);
 }
 
@@ -452,6 +548,7 @@ store_save(int code, Datum arg)
 	HASH_SEQ_STATUS status;
 	JpStoreEntry *entry;
 	JpStoreNodeEntry *nentry;
+	JpStoreStepEntry *sentry;
 	StoreFileHeader header;
 	pg_crc32c	crc;
 
@@ -473,6 +570,8 @@ store_save(int code, Datum arg)
 	header.nentries = hash_get_num_entries(store_hash);
 	header.node_entry_size = sizeof(JpStoreNodeEntry);
 	header.nnodes = hash_get_num_entries(node_hash);
+	header.step_entry_size = sizeof(JpStoreStepEntry);
+	header.nsteps = hash_get_num_entries(step_hash);
 
 	INIT_CRC32C(crc);
 	COMP_CRC32C(crc, &header, sizeof(header));
@@ -511,6 +610,22 @@ store_save(int code, Datum arg)
 		COMP_CRC32C(crc, nentry, sizeof(JpStoreNodeEntry));
 		memcpy(buf + len, nentry, sizeof(JpStoreNodeEntry));
 		len += sizeof(JpStoreNodeEntry);
+	}
+	hash_seq_init(&status, step_hash);
+	while ((sentry = hash_seq_search(&status)) != NULL)
+	{
+		if (len + sizeof(JpStoreStepEntry) > sizeof(buf))
+		{
+			if (!jp_write_all(fd, buf, len))
+			{
+				hash_seq_term(&status);
+				goto error;
+			}
+			len = 0;
+		}
+		COMP_CRC32C(crc, sentry, sizeof(JpStoreStepEntry));
+		memcpy(buf + len, sentry, sizeof(JpStoreStepEntry));
+		len += sizeof(JpStoreStepEntry);
 	}
 	FIN_CRC32C(crc);
 	if (!jp_write_all(fd, buf, len) ||
@@ -571,6 +686,11 @@ store_shmem_startup(void)
 	node_hash = ShmemInitHash("jitprof plan nodes",
 							  jitprof_max_plan_nodes, jitprof_max_plan_nodes,
 							  &info, HASH_ELEM | HASH_BLOBS);
+	info.keysize = sizeof(JpStoreStepKey);
+	info.entrysize = sizeof(JpStoreStepEntry);
+	step_hash = ShmemInitHash("jitprof steps",
+							  jitprof_max_steps, jitprof_max_steps,
+							  &info, HASH_ELEM | HASH_BLOBS);
 
 	LWLockRelease(AddinShmemInitLock);
 
@@ -621,6 +741,17 @@ jp_store_init(void)
 							0,
 							NULL, NULL, NULL);
 
+	DefineCustomIntVariable("jitprof.max_steps",
+							"Maximum number of step rows in the shared expression-step profile.",
+							"A step that finds no room is counted in steps_dropped; step rows go when their function is evicted.",
+							&jitprof_max_steps,
+							20000,
+							100,
+							10000000,
+							PGC_POSTMASTER,
+							0,
+							NULL, NULL, NULL);
+
 	prev_shmem_request_hook = shmem_request_hook;
 	shmem_request_hook = store_shmem_request;
 	prev_shmem_startup_hook = shmem_startup_hook;
@@ -630,7 +761,8 @@ jp_store_init(void)
 bool
 jp_store_available(void)
 {
-	return store != NULL && store_hash != NULL && node_hash != NULL;
+	return store != NULL && store_hash != NULL && node_hash != NULL &&
+		step_hash != NULL;
 }
 
 /* ERROR unless the store exists, that is, unless jitprof was preloaded */
@@ -725,6 +857,87 @@ remove_orphan_nodes(void)
 			hash_search(node_hash, &n->key, HASH_REMOVE, NULL);
 }
 
+/* the function row a step row belongs to */
+static inline JpStoreEntry *
+step_function(const JpStoreStepKey *skey)
+{
+	JpStoreKey	key;
+
+	memset(&key, 0, sizeof(key));
+	key.userid = skey->userid;
+	key.dbid = skey->dbid;
+	key.queryid = skey->queryid;
+	key.plan_node_id = skey->plan_node_id;
+	key.discriminator = skey->discriminator;
+	return hash_search(store_hash, &key, HASH_FIND, NULL);
+}
+
+/*
+ * Step rows go with their function's row.  Caller holds the lock
+ * exclusively.
+ */
+static void
+remove_orphan_steps(void)
+{
+	HASH_SEQ_STATUS status;
+	JpStoreStepEntry *e;
+
+	if (hash_get_num_entries(step_hash) == 0)
+		return;
+	hash_seq_init(&status, step_hash);
+	while ((e = hash_seq_search(&status)) != NULL)
+		if (step_function(&e->key) == NULL)
+			hash_search(step_hash, &e->key, HASH_REMOVE, NULL);
+}
+
+/*
+ * Add one flush's step counts to the step rows.  A row is made only for a
+ * function whose row exists (it was just added to), so that a step's
+ * samples are always part of its function's.  Caller holds the lock
+ * exclusively.
+ */
+static void
+flush_steps(Oid userid, Oid dbid, int64 queryid, const JpStoreSteps *steps)
+{
+	for (int i = 0; i < steps->ndeltas; i++)
+	{
+		const JpStoreStepDelta *d = &steps->deltas[i];
+		JpStoreStepKey key;
+		JpStoreStepEntry *e;
+		bool		found;
+
+		memset(&key, 0, sizeof(key));
+		key.userid = userid;
+		key.dbid = dbid;
+		key.queryid = queryid;
+		key.plan_node_id = d->origin->plan_node_id;
+		key.discriminator = jp_store_discriminator(d->origin->symbol);
+		key.step = d->step;
+
+		e = hash_search(step_hash, &key, HASH_FIND, NULL);
+		if (e == NULL)
+		{
+			if (step_function(&key) == NULL ||
+				hash_get_num_entries(step_hash) >= jitprof_max_steps ||
+				(e = hash_search(step_hash, &key, HASH_ENTER_NULL,
+								 &found)) == NULL)
+			{
+				store->steps_dropped++;
+				continue;
+			}
+			memset((char *) e + sizeof(JpStoreStepKey), 0,
+				   sizeof(JpStoreStepEntry) - sizeof(JpStoreStepKey));
+			if (d->label != NULL)
+			{
+				strlcpy(e->opcode, d->label->opcode, JP_OPCODE_LEN);
+				strlcpy(e->detail, d->label->detail, JP_DETAIL_LEN);
+			}
+		}
+		e->self_samples += d->self_samples;
+		e->total_samples += d->total_samples;
+	}
+}
+
 /* Make room for new entries.  Caller holds the lock exclusively. */
 static void
 evict_entries(void)
@@ -750,6 +963,7 @@ evict_entries(void)
 	store->evictions += nvictims;
 	pfree(all);
 	remove_orphan_nodes();
+	remove_orphan_steps();
 }
 
 static JpStoreEntry *
@@ -871,7 +1085,8 @@ flush_nodes(Oid userid, Oid dbid, int64 queryid, const JpStoreNodes *nodes)
 void
 jp_store_flush(Oid userid, Oid dbid, int64 queryid, bool count_execution,
 			   int64 query_samples, const JpStoreDelta *deltas, int ndeltas,
-			   const JpSamplerHealth *health, const JpStoreNodes *nodes)
+			   const JpSamplerHealth *health, const JpStoreNodes *nodes,
+			   const JpStoreSteps *steps)
 {
 	TimestampTz now = GetCurrentTimestamp();
 	JpStoreKey	key;
@@ -943,6 +1158,10 @@ jp_store_flush(Oid userid, Oid dbid, int64 queryid, bool count_execution,
 			entry->code_bytes = d->code_bytes;
 		entry->last_seen = now;
 	}
+
+	/* after the functions' rows, which the step rows need */
+	if (steps != NULL && steps->ndeltas > 0)
+		flush_steps(userid, dbid, queryid, steps);
 
 	LWLockRelease(store->lock);
 }
@@ -1020,6 +1239,24 @@ jp_store_begin_scan(HASH_SEQ_STATUS *status)
 	hash_seq_init(status, store_hash);
 }
 
+/* a copy of every step row; see copy_table() */
+JpStoreStepEntry *
+jp_store_copy_steps(int64 *nsteps)
+{
+	return copy_table(step_hash, sizeof(JpStoreStepEntry),
+					  (long) jitprof_max_steps, nsteps);
+}
+
+/* how many step rows there are, and how many found no room */
+void
+jp_store_step_counts(int64 *entries, int64 *dropped)
+{
+	LWLockAcquire(store->lock, LW_SHARED);
+	*entries = hash_get_num_entries(step_hash);
+	*dropped = store->steps_dropped;
+	LWLockRelease(store->lock);
+}
+
 /* a copy of every plan-node row; see copy_table() */
 JpStoreNodeEntry *
 jp_store_copy_nodes(int64 *nnodes)
@@ -1063,8 +1300,10 @@ jp_store_reset(void)
 	while ((entry = hash_seq_search(&status)) != NULL)
 		hash_search(store_hash, &entry->key, HASH_REMOVE, NULL);
 	remove_orphan_nodes();
+	remove_orphan_steps();
 	memset(&store->health, 0, sizeof(store->health));
 	store->evictions = 0;
+	store->steps_dropped = 0;
 	store->stats_reset = GetCurrentTimestamp();
 	LWLockRelease(store->lock);
 }

@@ -111,6 +111,48 @@ typedef struct JpStoreNodeEntry
 	int64		jit_compile_samples;
 } JpStoreNodeEntry;
 
+/*
+ * Key of one row of the step profile: one step (a JitprofStepRange.step
+ * value) of one JIT function's store entry.
+ */
+typedef struct JpStoreStepKey
+{
+	Oid			userid;
+	Oid			dbid;
+	int64		queryid;
+	int32		plan_node_id;
+	uint32		discriminator;	/* the function's, as in JpStoreKey */
+	int32		step;
+	int32		padding;		/* zero: the key is hashed as bytes */
+} JpStoreStepKey;
+
+/* a step's row in the shared step table */
+typedef struct JpStoreStepEntry
+{
+	JpStoreStepKey key;			/* hash key: must be first */
+	int64		self_samples;
+	int64		total_samples;
+	char		opcode[JP_OPCODE_LEN];	/* "" when the step is unknown */
+	char		detail[JP_DETAIL_LEN];
+} JpStoreStepEntry;
+
+/* what one backend counted for one step of one function since its flush */
+typedef struct JpStoreStepDelta
+{
+	const JitprofOrigin *origin;
+	int32		step;
+	int64		self_samples;
+	int64		total_samples;
+	const JitprofStepLabel *label;	/* NULL: no label known */
+} JpStoreStepDelta;
+
+/* one flush's step part */
+typedef struct JpStoreSteps
+{
+	const JpStoreStepDelta *deltas;
+	int			ndeltas;
+} JpStoreSteps;
+
 /* sampler health, summed over all backends since the last reset */
 typedef struct JpSamplerHealth
 {
@@ -137,7 +179,8 @@ extern void jp_store_flush(Oid userid, Oid dbid, int64 queryid,
 						   bool count_execution, int64 query_samples,
 						   const JpStoreDelta *deltas, int ndeltas,
 						   const JpSamplerHealth *health,
-						   const JpStoreNodes *nodes);
+						   const JpStoreNodes *nodes,
+						   const JpStoreSteps *steps);
 extern void jp_store_lock_shared(void);
 extern void jp_store_unlock(void);
 extern void jp_store_begin_scan(HASH_SEQ_STATUS *status);
@@ -145,6 +188,9 @@ extern JpStoreEntry *jp_store_copy(int64 *nentries);
 extern JpStoreNodeEntry *jp_store_copy_nodes(int64 *nnodes);
 extern int	jitprof_max_plan_nodes;
 extern int64 jp_store_node_count(void);
+extern int	jitprof_max_steps;
+extern JpStoreStepEntry *jp_store_copy_steps(int64 *nsteps);
+extern void jp_store_step_counts(int64 *entries, int64 *dropped);
 extern void jp_store_health(JpSamplerHealth *health, int64 *evictions,
 							int64 *entries, TimestampTz *stats_reset);
 extern void jp_store_reset(void);

@@ -42,13 +42,13 @@ sub exported
 my @core_syms = exported($core);
 note("jitprof.so exports: @core_syms");
 my @unexpected = grep {
-	!/^(Pg_magic_func|_PG_init|_PG_jit_provider_init|(pg_finfo_)?jitprof_\w+_1_[01])$/
+	!/^(Pg_magic_func|_PG_init|_PG_jit_provider_init|(pg_finfo_)?jitprof_\w+_1_[012])$/
 } @core_syms;
 is_deeply(\@unexpected, [], 'jitprof.so exports only PostgreSQL entry points');
 my %core_syms = map { $_ => 1 } @core_syms;
 my $src = $ENV{JITPROF_SRC} // '.';
 my @sql_functions = map { slurp_file("$src/$_") =~ /'MODULE_PATHNAME', '(\w+)'/g }
-  ('jitprof--1.0.sql', 'jitprof--1.1.sql');
+  ('jitprof--1.0.sql', 'jitprof--1.1.sql', 'jitprof--1.2.sql');
 ok(@sql_functions >= 6, 'the install script names its C functions');
 is_deeply([ grep { !$core_syms{$_} || !$core_syms{"pg_finfo_$_"} } @sql_functions ], [],
 	'every SQL-callable function and its info function is exported');

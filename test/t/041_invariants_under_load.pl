@@ -12,7 +12,10 @@
 #  - the plan-node profile (jitprof.plan_nodes on): every node row has
 #    jit_compile, jit_self <= self <= total <= query samples and shares in
 #    0..100, and per query the nodes' self samples plus the outside row add
-#    up to query_samples exactly (the outside row is never negative).
+#    up to query_samples exactly (the outside row is never negative);
+#  - the step profile (jitprof.steps on): every step row has self <= total
+#    <= its function's total <= query samples and shares in 0..100, and a
+#    function's steps never add up to more than its samples.
 use strict;
 use warnings;
 
@@ -31,6 +34,7 @@ pg_stat_statements.track = top
 jitprof.sample_rate = 1000
 jitprof.flush_interval = 1
 jitprof.plan_nodes = on
+jitprof.steps = on
 jit_optimize_above_cost = -1
 jit_inline_above_cost = -1
 max_parallel_workers_per_gather = 2
@@ -164,6 +168,25 @@ SELECT count(*) FROM jitprof_plan_nodes n
     AND EXISTS (SELECT 1 FROM jitprof_plan_nodes g
                 WHERE g.queryid = n.queryid AND g.node_type = 'Gather')}),
 	'>', 0, 'parallel queries: the scans below Gather have samples');
+
+is($node->safe_psql('postgres', q{
+SELECT count(*) FROM jitprof_steps
+  WHERE NOT (self_samples >= 0 AND self_samples <= total_samples
+             AND total_samples <= function_total_samples
+             AND function_total_samples <= query_samples
+             AND pct_of_function BETWEEN 0 AND 100
+             AND pct_of_query BETWEEN 0 AND 100)}),
+	'0', 'every step: self <= total <= function total <= query samples, shares within 0..100');
+is($node->safe_psql('postgres', q{
+SELECT count(*) FROM (
+  SELECT userid, dbid, queryid, plan_node_id, symbol,
+         sum(self_samples) AS self, sum(total_samples) AS total
+    FROM jitprof_steps GROUP BY 1, 2, 3, 4, 5) s
+  JOIN jitprof_hotspots h USING (userid, dbid, queryid, plan_node_id, symbol)
+  WHERE s.self > h.self_samples OR s.total > h.total_samples}),
+	'0', "every function: its steps add up to at most its self and total samples");
+cmp_ok($node->safe_psql('postgres', 'SELECT count(DISTINCT queryid) FROM jitprof_steps'),
+	'>=', 3, 'the step profile covers the load');
 
 my $mismatch_j = q{
 FROM jitprof_queries j

@@ -1,0 +1,253 @@
+# jitprof.steps and the sampler (issue 12, stage 3): each self sample of a
+# JIT function is charged to the expression step its PC lies in, each
+# sample in code a JIT function called to the step of the call, and
+# jitprof_steps shows the result.  For a qual dominated by float8
+# multiplication the top step is the multiplication; a function's steps add
+# up to its self and total samples; shares stay within 0..100; privacy
+# follows jitprof_hotspots; rows survive a clean restart, go with
+# jitprof_reset() and are capped by jitprof.max_steps.
+use strict;
+use warnings;
+
+use PostgreSQL::Test::Cluster;
+use PostgreSQL::Test::Utils;
+use Test::More;
+use JitprofTest;
+
+my $node = jitprof_node('steps_sampler',
+	conf => "jitprof.sample_rate = 997\n");
+$node->safe_psql('postgres', q{
+CREATE TABLE f AS SELECT g::float8 AS a, (g % 10)::float8 AS b
+  FROM generate_series(1, 2000000) g;
+VACUUM ANALYZE f;
+CREATE ROLE steps_other LOGIN;
+CREATE ROLE steps_reader LOGIN IN ROLE pg_read_all_stats;
+GRANT SELECT ON f TO steps_other;
+});
+
+# seven multiplications and a null test: float8mul does the work
+my $mul = 'SELECT count(*) FROM f WHERE a * b * b * a * a * b * a * b IS NOT NULL';
+my $mulq = query_id($mul);
+
+sub query_id
+{
+	my ($sql) = @_;
+	return $node->safe_psql('postgres',
+		"SET compute_query_id = on; EXPLAIN (VERBOSE, COSTS OFF) $sql")
+	  =~ /Query Identifier: (-?\d+)/ ? $1 : die "no query id for $sql";
+}
+
+sub run_with_steps
+{
+	my ($sql, $times, $user, $settings) = @_;
+	$node->safe_psql(
+		'postgres',
+		"SET jitprof.steps = on;\n"
+		  . ($settings // '')
+		  . ("$sql;\n" x $times),
+		$user ? (extra_params => [ '-U', $user ]) : ());
+}
+
+$node->safe_psql('postgres', 'SELECT jitprof_reset()');
+# Not inlined, each multiplication is a call of float8mul from its step:
+# the step's total samples hold the call, and dwarf the function's entry
+# and exit code (the row of no step), which inlined steps do not.
+# The plan-node profile is on too, for jitprof_explain's top steps.
+run_with_steps($mul, 15, undef,
+	"SET jit_inline_above_cost = -1;\nSET jitprof.plan_nodes = on;\n");
+
+my $rows = $node->safe_psql('postgres', qq{
+SELECT step, attnum, opcode, detail, self_samples, total_samples
+FROM jitprof_steps WHERE queryid = $mulq AND role = 'qual'
+ORDER BY total_samples DESC, step});
+note("steps of the qual:\n$rows");
+my @rows = map { [ split /\|/ ] } split /\n/, $rows;
+ok(@rows >= 2, 'the qual has step rows');
+my $top = $rows[0];
+is($top->[2], 'EEOP_FUNCEXPR_STRICT', 'top step of the qual is a function call step');
+is($top->[3], 'float8mul', '... the float8 multiplication');
+cmp_ok($top->[4], '>', 0, 'with samples');
+my ($mul_pct) = $node->safe_psql('postgres', qq{
+SELECT round(sum(pct_of_function)) FROM jitprof_steps
+WHERE queryid = $mulq AND role = 'qual' AND detail = 'float8mul'});
+cmp_ok($mul_pct, '>', 50, "the multiplication steps take most of the qual ($mul_pct%)");
+
+# jitprof_explain names the scan's hottest step under it
+my $explain = $node->safe_psql('postgres',
+	"SELECT * FROM jitprof_explain($mulq)");
+note("jitprof_explain:\n$explain");
+like($explain,
+	qr/^\s+->  Seq Scan on f .*\n\s+Top JIT step: qual step \d+ EEOP_FUNCEXPR_STRICT float8mul \(\d+\.\d%\)$/m,
+	'jitprof_explain shows the Seq Scan\'s top step, the multiplication');
+
+# a function's steps add up to its self and total samples in jitprof_hotspots
+my $sums = $node->safe_psql('postgres', q{
+SELECT count(*) FILTER (WHERE s.self <> h.self_samples),
+       count(*) FILTER (WHERE s.total <> h.total_samples),
+       count(*) FILTER (WHERE s.ftotal <> h.total_samples),
+       count(*)
+FROM (SELECT queryid, plan_node_id, symbol, sum(self_samples) AS self,
+             sum(total_samples) AS total,
+             max(function_total_samples) AS ftotal
+      FROM jitprof_steps GROUP BY 1, 2, 3) s
+JOIN jitprof_hotspots h USING (queryid, plan_node_id, symbol)});
+my ($self_diff, $total_diff, $ftotal_diff, $nfunc) = split /\|/, $sums;
+is($self_diff, '0', "steps add up to the function's self samples ($nfunc functions)");
+is($total_diff, '0', "... and to its total samples");
+is($ftotal_diff, '0', 'function_total_samples is jitprof_hotspots.total_samples');
+cmp_ok($nfunc, '>=', 1, 'at least one function has steps');
+is($node->safe_psql('postgres', 'SELECT steps_dropped FROM jitprof_sampler'),
+	'0', 'no step row dropped');
+
+# inlined deforming: rows for the attributes, named after the columns
+my $deform = $node->safe_psql('postgres', qq{
+SELECT count(*), count(*) FILTER (WHERE detail !~ '^[ab] double precision [(]attno [12][)]\$'
+                                     OR detail !~ ('attno ' || attnum))
+FROM jitprof_steps WHERE queryid = $mulq AND opcode = 'deform'});
+note("deform rows, badly labelled: $deform");
+like($deform, qr/^\d+\|0$/, 'deform rows name their column, type and attnum');
+
+# the invariants, for every row
+is( $node->safe_psql(
+		'postgres', q{
+SELECT count(*) FROM jitprof_steps
+WHERE NOT (total_samples > 0 AND self_samples <= total_samples
+           AND total_samples <= function_total_samples
+           AND function_total_samples <= query_samples
+           AND pct_of_function BETWEEN 0 AND 100
+           AND pct_of_query BETWEEN 0 AND 100
+           AND pct_of_query <= pct_of_function)}),
+	'0',
+	'self <= total <= function total <= query samples, shares within 0..100');
+is( $node->safe_psql(
+		'postgres', qq{
+SELECT count(*) FROM jitprof_steps
+WHERE queryid = $mulq
+  AND ((step IS NOT NULL) <> (coalesce(opcode, '') LIKE 'EEOP_%')
+       OR (attnum IS NOT NULL) <> (coalesce(opcode, '') = 'deform'))}),
+	'0',
+	'steps have an EEOP opcode, deform rows an attnum, the rest neither');
+
+# without jitprof.steps, no rows
+my $off = 'SELECT count(*) FROM f WHERE a + b > 1000.5';
+my $offq = query_id($off);
+$node->safe_psql('postgres', "$off;\n" x 4);
+is($node->safe_psql('postgres',
+		"SELECT count(*) FROM jitprof_steps WHERE queryid = $offq"),
+	'0', 'no step rows with jitprof.steps off');
+cmp_ok($node->safe_psql('postgres',
+		"SELECT sum(self_samples) FROM jitprof_hotspots WHERE queryid = $offq"),
+	'>', 0, '... while the functions have samples');
+
+# privacy: another role's rows hide query ID, symbol and detail
+$node->safe_psql('postgres',
+	'GRANT SET ON PARAMETER jitprof.steps TO steps_other');
+run_with_steps('SELECT count(*) FROM f WHERE a * b * b > 1000.5', 8,
+	'steps_other');
+my $other = $node->safe_psql('postgres',
+	"SELECT oid FROM pg_roles WHERE rolname = 'steps_other'");
+my $hidden = $node->safe_psql(
+	'postgres', qq{
+SELECT count(*), count(queryid), count(symbol), count(detail)
+FROM jitprof_steps WHERE userid <> $other},
+	extra_params => [ '-U', 'steps_other' ]);
+my ($n, $nq, $ns, $nd) = split /\|/, $hidden;
+cmp_ok($n, '>', 0, 'another role sees the rows of others');
+is("$nq|$ns|$nd", '0|0|0', '... without query ID, symbol or detail');
+my $own = $node->safe_psql('postgres',
+	"SELECT count(*) = count(queryid) AND count(*) > 0 FROM jitprof_steps WHERE userid = $other",
+	extra_params => [ '-U', 'steps_other' ]);
+is($own, 't', 'a role sees its own rows whole');
+my $reader = $node->safe_psql('postgres',
+	"SELECT count(*) = count(queryid) AND count(*) = count(symbol) FROM jitprof_steps",
+	extra_params => [ '-U', 'steps_reader' ]);
+is($reader, 't', 'pg_read_all_stats sees every row whole');
+
+# a clean restart keeps the rows
+my $before = $node->safe_psql('postgres',
+	'SELECT count(*), sum(self_samples) FROM jitprof_steps');
+$node->restart;
+is($node->safe_psql('postgres',
+		'SELECT count(*), sum(self_samples) FROM jitprof_steps'),
+	$before, 'step rows survive a clean restart');
+
+# a statistics file of jitprof 1.1 (format 3: no step rows) still loads:
+# rewrite the saved file in that format, as the previous release wrote it
+my $hot = $node->safe_psql('postgres',
+	"SELECT count(*), sum(self_samples), sum(total_samples) FROM jitprof_hotspots WHERE queryid IN ($mulq, $offq)");
+$node->stop;
+my $stat = $node->data_dir . '/pg_stat/jitprof.stat';
+my $v4 = slurp_file($stat);
+my ($magic, $version, $esize, $maxsym, $nent, $nsize, $pad, $nnodes,
+	$ssize, $pad2, $nsteps) = unpack('L4 q L2 q L2 q', $v4);
+is($version, 4, 'the saved file has format 4');
+my $body = substr($v4, 56 + 120, $nent * $esize + $nnodes * $nsize);
+my $v3 = pack('L4 q L2 q', $magic, 3, $esize, $maxsym, $nent, $nsize, 0,
+	$nnodes) . substr($v4, 56, 112) . $body;
+$v3 .= pack('L', crc32c($v3));
+open(my $fh, '>:raw', $stat) or die;
+print $fh $v3;
+close $fh;
+my $log_pos = -s $node->logfile;
+$node->start;
+is($node->safe_psql('postgres',
+		"SELECT count(*), sum(self_samples), sum(total_samples) FROM jitprof_hotspots WHERE queryid IN ($mulq, $offq)"),
+	$hot, 'a format 3 file of jitprof 1.1 loads every hotspot');
+is($node->safe_psql('postgres', 'SELECT count(*) FROM jitprof_steps'),
+	'0', '... and no step rows, which it does not have');
+unlike(substr(slurp_file($node->logfile), $log_pos),
+	qr/ignoring jitprof statistics file/, '... without a warning');
+
+# jitprof_reset() empties them
+$node->safe_psql('postgres', 'SELECT jitprof_reset()');
+is($node->safe_psql('postgres', 'SELECT count(*) FROM jitprof_steps'),
+	'0', 'jitprof_reset() removes the step rows');
+
+# the cap: jitprof.max_steps rows at most, the rest counted
+$node->append_conf('postgresql.conf', "jitprof.max_steps = 100\n");
+$node->restart;
+# each query a different shape, so a different query ID and new step rows
+for my $k (1 .. 30)
+{
+	my $long = join(' + ', map { "a * $_" } 1 .. (20 + $k));
+	run_with_steps("SELECT count(*) FROM f WHERE $long > 0", 2);
+	last
+	  if $node->safe_psql('postgres',
+		'SELECT steps_dropped FROM jitprof_sampler') > 0;
+}
+my ($entries, $max, $dropped) = split /\|/,
+  $node->safe_psql('postgres',
+	'SELECT step_entries, max_steps, steps_dropped FROM jitprof_sampler');
+is($max, '100', 'jitprof.max_steps is 100');
+cmp_ok($entries, '<=', 100, "at most 100 step rows ($entries)");
+cmp_ok($dropped, '>', 0, "the rest were counted as dropped ($dropped)");
+is($node->safe_psql('postgres', 'SELECT count(*) FROM jitprof_steps'),
+	$entries, 'the view shows every row');
+is( $node->safe_psql(
+		'postgres', q{
+SELECT count(*) FROM (SELECT queryid, plan_node_id, symbol,
+                             sum(total_samples) AS sum
+                      FROM jitprof_steps GROUP BY 1, 2, 3) s
+JOIN jitprof_hotspots h USING (queryid, plan_node_id, symbol)
+WHERE s.sum > h.total_samples}),
+	'0',
+	"with rows dropped, steps still never exceed their function's samples");
+
+$node->stop;
+done_testing();
+
+# CRC-32C (Castagnoli), as PostgreSQL's pg_crc32c computes it
+sub crc32c
+{
+	my ($data) = @_;
+	my @table;
+	for my $i (0 .. 255)
+	{
+		my $c = $i;
+		$c = ($c & 1) ? (($c >> 1) ^ 0x82F63B78) : ($c >> 1) for 1 .. 8;
+		$table[$i] = $c;
+	}
+	my $crc = 0xFFFFFFFF;
+	$crc = $table[ ($crc ^ $_) & 0xFF ] ^ ($crc >> 8) for unpack('C*', $data);
+	return $crc ^ 0xFFFFFFFF;
+}
