@@ -47,8 +47,7 @@ LLVM_OBJS = \
 	src/sink_gdb_dwarf.o
 
 EXTENSION = jitprof
-DATA = jitprof--1.0.sql jitprof--1.1.sql jitprof--1.2.sql \
-	jitprof--1.0--1.1.sql jitprof--1.1--1.2.sql
+DATA = jitprof--1.0.sql jitprof--1.0--1.1.sql jitprof--1.1--1.2.sql
 PGFILEDESC = "jitprof - JITLink-based JIT provider with per-query profiling"
 
 # "make installcheck" runs the pg_regress suites against a running server

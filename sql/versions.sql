@@ -35,7 +35,8 @@ SELECT count(*) AS step_columns FROM pg_attribute
   WHERE attrelid = 'jitprof_steps'::regclass AND attnum > 0;
 SELECT count(*) >= 0 AS readable FROM jitprof_steps;
 
--- The updated extension has the objects of a fresh 1.2.
+-- The updated extension has the objects of a fresh CREATE EXTENSION, which
+-- PostgreSQL installs as 1.0 followed by the update scripts.
 CREATE TEMP TABLE updated AS
   SELECT pg_describe_object(classid, objid, objsubid) AS object
   FROM pg_depend WHERE refclassid = 'pg_extension'::regclass AND deptype = 'e'

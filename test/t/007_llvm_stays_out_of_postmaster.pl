@@ -48,8 +48,8 @@ is_deeply(\@unexpected, [], 'jitprof.so exports only PostgreSQL entry points');
 my %core_syms = map { $_ => 1 } @core_syms;
 my $src = $ENV{JITPROF_SRC} // '.';
 my @sql_functions = map { slurp_file("$src/$_") =~ /'MODULE_PATHNAME', '(\w+)'/g }
-  ('jitprof--1.0.sql', 'jitprof--1.1.sql', 'jitprof--1.2.sql');
-ok(@sql_functions >= 6, 'the install script names its C functions');
+  ('jitprof--1.0.sql', 'jitprof--1.0--1.1.sql', 'jitprof--1.1--1.2.sql');
+ok(@sql_functions >= 6, 'the install and update scripts name their C functions');
 is_deeply([ grep { !$core_syms{$_} || !$core_syms{"pg_finfo_$_"} } @sql_functions ], [],
 	'every SQL-callable function and its info function is exported');
 ok($core_syms{_PG_init} && $core_syms{_PG_jit_provider_init} && $core_syms{Pg_magic_func},
