@@ -15,11 +15,12 @@
  * total samples as shares of its function's total samples and of its
  * query's samples.
  *
- * The step rows are copied before the function rows (each under the
- * store's lock, see jp_store_copy): a function's samples only grow in
- * between, and a step row whose function was evicted meanwhile went with
- * it, so a step row without its function in the second copy, or with more
- * samples than it, is left out.
+ * jp_step_rows, which jitprof_explain uses too, copies the step rows
+ * before the function rows (each under the store's lock, see
+ * jp_store_copy): a function's samples only grow in between, and a step row
+ * whose function was evicted meanwhile went with it, so a step row without
+ * its function in the second copy, or with more samples than it, is left
+ * out.
  *
  * Privacy as in jitprof_hotspots: another role's rows show no query ID,
  * symbol or detail unless the reader may see all statistics.
@@ -46,17 +47,6 @@ typedef struct FunctionRef
 	const JpStoreEntry *entry;
 } FunctionRef;
 
-static double
-share(int64 part, int64 whole)
-{
-	double		pct;
-
-	if (whole <= 0)
-		return 0.0;
-	pct = 100.0 * (double) part / (double) whole;
-	return Min(pct, 100.0);
-}
-
 /* the function rows of a copy of the store, by key */
 static HTAB *
 function_index(const JpStoreEntry *entries, int64 nentries)
@@ -81,39 +71,32 @@ function_index(const JpStoreEntry *entries, int64 nentries)
 	return index;
 }
 
-Datum
-jitprof_steps_1_2(PG_FUNCTION_ARGS)
+/*
+ * Every step row of the store, each with its function's row, in
+ * CurrentMemoryContext; see the header comment.
+ */
+JpStepRow  *
+jp_step_rows(int64 *nrows)
 {
-	ReturnSetInfo *rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
-	bool		see_all;
-	Oid			me = GetUserId();
 	JpStoreStepEntry *steps;
 	int64		nsteps;
 	JpStoreEntry *entries;
 	int64		nentries;
 	HTAB	   *index;
-
-	jp_store_require();
-	InitMaterializedSRF(fcinfo, 0);
-	if (rsinfo->setDesc->natts != STEPS_COLS)
-		elog(ERROR, "incorrect number of output arguments");
-	see_all = jp_reader_sees_all();
+	JpStepRow  *rows;
+	int64		n = 0;
 
 	/* steps first: see the header comment */
 	steps = jp_store_copy_steps(&nsteps);
 	entries = jp_store_copy(&nentries);
 	index = function_index(entries, nentries);
+	rows = palloc(sizeof(JpStepRow) * Max(nsteps, 1));
 
 	for (int64 i = 0; i < nsteps; i++)
 	{
 		const JpStoreStepEntry *s = &steps[i];
-		const JpStoreEntry *fn;
 		FunctionRef *ref;
 		JpStoreKey	key;
-		Datum		values[STEPS_COLS];
-		bool		nulls[STEPS_COLS];
-		bool		visible = see_all || s->key.userid == me;
-		int			c = 0;
 
 		memset(&key, 0, sizeof(key));
 		key.userid = s->key.userid;
@@ -125,7 +108,39 @@ jitprof_steps_1_2(PG_FUNCTION_ARGS)
 		if (ref == NULL || ref->entry->self_samples < s->self_samples ||
 			ref->entry->total_samples < s->total_samples)
 			continue;
-		fn = ref->entry;
+		rows[n].step = s;
+		rows[n].function = ref->entry;
+		n++;
+	}
+	hash_destroy(index);
+	*nrows = n;
+	return rows;
+}
+
+Datum
+jitprof_steps_1_2(PG_FUNCTION_ARGS)
+{
+	ReturnSetInfo *rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
+	bool		see_all;
+	Oid			me = GetUserId();
+	JpStepRow  *rows;
+	int64		nrows;
+
+	jp_store_require();
+	InitMaterializedSRF(fcinfo, 0);
+	if (rsinfo->setDesc->natts != STEPS_COLS)
+		elog(ERROR, "incorrect number of output arguments");
+	see_all = jp_reader_sees_all();
+
+	rows = jp_step_rows(&nrows);
+	for (int64 i = 0; i < nrows; i++)
+	{
+		const JpStoreStepEntry *s = rows[i].step;
+		const JpStoreEntry *fn = rows[i].function;
+		Datum		values[STEPS_COLS];
+		bool		nulls[STEPS_COLS];
+		bool		visible = see_all || s->key.userid == me;
+		int			c = 0;
 
 		memset(nulls, 0, sizeof(nulls));
 		values[c++] = ObjectIdGetDatum(s->key.userid);
@@ -189,15 +204,14 @@ jitprof_steps_1_2(PG_FUNCTION_ARGS)
 		values[c++] = Int64GetDatum(s->total_samples);
 		values[c++] = Int64GetDatum(fn->total_samples);
 		values[c++] = Int64GetDatum(fn->query_samples);
-		values[c++] = Float8GetDatum(share(s->total_samples, fn->total_samples));
-		values[c++] = Float8GetDatum(share(s->total_samples, fn->query_samples));
+		values[c++] = Float8GetDatum(jp_share_pct(s->total_samples,
+												  fn->total_samples));
+		values[c++] = Float8GetDatum(jp_share_pct(s->total_samples,
+												  fn->query_samples));
 		Assert(c == STEPS_COLS);
 
 		tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, nulls);
 	}
 
-	hash_destroy(index);
-	pfree(entries);
-	pfree(steps);
 	return (Datum) 0;
 }

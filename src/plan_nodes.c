@@ -57,16 +57,6 @@ typedef struct QueryRow
 	int64		query_samples;
 } QueryRow;
 
-static double
-pct(int64 part, int64 whole)
-{
-	double		p;
-
-	if (whole <= 0)
-		return 0.0;
-	p = 100.0 * (double) part / (double) whole;
-	return Min(Max(p, 0.0), 100.0);
-}
 
 static bool
 same_query(const JpStoreNodeKey *a, const JpStoreNodeKey *b)
@@ -227,8 +217,8 @@ put_node_row(ReturnSetInfo *rsinfo, const JpStoreNodeKey *key, bool visible,
 	values[i++] = Int64GetDatum(jit_self);
 	values[i++] = Int64GetDatum(jit_compile);
 	values[i++] = Int64GetDatum(qsamples);
-	values[i++] = Float8GetDatum(pct(self, qsamples));
-	values[i++] = Float8GetDatum(pct(total, qsamples));
+	values[i++] = Float8GetDatum(jp_share_pct(self, qsamples));
+	values[i++] = Float8GetDatum(jp_share_pct(total, qsamples));
 	Assert(i == PLAN_NODES_COLS);
 	tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, nulls);
 }
@@ -310,7 +300,7 @@ typedef struct ExplainNode
 /* one step of the query, summed over the visible users and databases */
 typedef struct ExplainStep
 {
-	JpStoreStepEntry *row;		/* the first row seen; its key and labels */
+	const JpStoreStepEntry *row;	/* the first row seen; its key and labels */
 	const char *role;
 	int64		total;
 } ExplainStep;
@@ -336,46 +326,27 @@ append_step(StringInfo line, const JpStoreStepEntry *s)
 
 /*
  * Give each node its hottest step: the steps of the query's visible
- * function rows, summed over users and databases, most total samples.
+ * function rows (jp_step_rows), summed over users and databases, most total
+ * samples.
  */
 static void
 find_top_steps(ExplainNode *nodes, int n, int64 queryid, bool all, Oid me)
 {
-	JpStoreStepEntry *steps;
-	JpStoreEntry *entries;
-	int64		nsteps;
-	int64		nentries;
-	int64		nmine = 0;
+	JpStepRow  *rows;
+	int64		nrows;
 	ExplainStep *sum;
 	int			nsum = 0;
 
-	steps = jp_store_copy_steps(&nsteps);
-	if (nsteps == 0)
+	rows = jp_step_rows(&nrows);
+	if (nrows == 0)
 		return;
-	/* this query's function rows, first in the copy */
-	entries = jp_store_copy(&nentries);
-	for (int64 e = 0; e < nentries; e++)
-		if (entries[e].key.queryid == queryid &&
-			entries[e].key.discriminator != 0)
-			entries[nmine++] = entries[e];
-	sum = palloc0(sizeof(ExplainStep) * nsteps);
-	for (int64 i = 0; i < nsteps; i++)
+	sum = palloc0(sizeof(ExplainStep) * nrows);
+	for (int64 i = 0; i < nrows; i++)
 	{
-		JpStoreStepEntry *s = &steps[i];
-		const char *role = NULL;
+		const JpStoreStepEntry *s = rows[i].step;
 		int			k;
 
 		if (s->key.queryid != queryid || !(all || s->key.userid == me))
-			continue;
-		/* its function's role; a row whose function is gone is left out */
-		for (int64 e = 0; e < nmine; e++)
-			if (entries[e].key.discriminator == s->key.discriminator &&
-				entries[e].key.userid == s->key.userid &&
-				entries[e].key.dbid == s->key.dbid &&
-				entries[e].key.queryid == s->key.queryid &&
-				entries[e].key.plan_node_id == s->key.plan_node_id)
-				role = entries[e].role;
-		if (role == NULL)
 			continue;
 		for (k = 0; k < nsum; k++)
 			if (sum[k].row->key.plan_node_id == s->key.plan_node_id &&
@@ -385,7 +356,7 @@ find_top_steps(ExplainNode *nodes, int n, int64 queryid, bool all, Oid me)
 		if (k == nsum)
 		{
 			sum[nsum].row = s;
-			sum[nsum].role = role;
+			sum[nsum].role = rows[i].function->role;
 			nsum++;
 		}
 		sum[k].total += s->total_samples;
@@ -412,8 +383,8 @@ explain_node(ReturnSetInfo *rsinfo, ExplainNode *nodes, int n, int at,
 		appendStringInfo(line, "%*s->  ", 6 * (level - 1) + 2, "");
 	appendStringInfo(line, "%s  (self %.1f%%, total %.1f%%, JIT code %.1f%%, JIT compile %.1f%%)",
 					 x->label ? x->label : "?",
-					 pct(x->self, qsamples), pct(x->total, qsamples),
-					 pct(x->jit, qsamples), pct(x->compile, qsamples));
+					 jp_share_pct(x->self, qsamples), jp_share_pct(x->total, qsamples),
+					 jp_share_pct(x->jit, qsamples), jp_share_pct(x->compile, qsamples));
 	put_text(rsinfo, line->data);
 	if (x->top_step != NULL)
 	{
@@ -422,7 +393,7 @@ explain_node(ReturnSetInfo *rsinfo, ExplainNode *nodes, int n, int at,
 		appendStringInfo(line, "%*sTop JIT step: %s ",
 						 level > 0 ? 6 * level : 2, "", x->top_role);
 		append_step(line, x->top_step);
-		appendStringInfo(line, " (%.1f%%)", pct(x->top_total, qsamples));
+		appendStringInfo(line, " (%.1f%%)", jp_share_pct(x->top_total, qsamples));
 		put_text(rsinfo, line->data);
 	}
 	for (int i = 0; i < n; i++)
@@ -513,7 +484,7 @@ jitprof_explain_1_1(PG_FUNCTION_ARGS)
 	}
 	resetStringInfo(&line);
 	appendStringInfo(&line, "outside any node: %.1f%%",
-					 pct(Max(qsamples - self_sum, 0), qsamples));
+					 jp_share_pct(Max(qsamples - self_sum, 0), qsamples));
 	put_text(rsinfo, line.data);
 	return (Datum) 0;
 }

@@ -191,6 +191,27 @@ extern int64 jp_store_node_count(void);
 extern int	jitprof_max_steps;
 extern JpStoreStepEntry *jp_store_copy_steps(int64 *nsteps);
 extern void jp_store_step_counts(int64 *entries, int64 *dropped);
+
+/* hotspot_steps.c: copies of the step rows, each with its function's row */
+typedef struct JpStepRow
+{
+	const JpStoreStepEntry *step;
+	const JpStoreEntry *function;
+} JpStepRow;
+
+extern JpStepRow *jp_step_rows(int64 *nrows);
+
+/* "part" as a percentage of "whole", within 0..100; 0 when whole is 0 */
+static inline double
+jp_share_pct(int64 part, int64 whole)
+{
+	double		p;
+
+	if (whole <= 0)
+		return 0.0;
+	p = 100.0 * (double) part / (double) whole;
+	return Min(Max(p, 0.0), 100.0);
+}
 extern void jp_store_health(JpSamplerHealth *health, int64 *evictions,
 							int64 *entries, TimestampTz *stats_reset);
 extern void jp_store_reset(void);
