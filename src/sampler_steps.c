@@ -50,19 +50,9 @@ int32_cmp(const void *a, const void *b)
 static int
 distinct_index(const int32 *steps, int n, int32 step)
 {
-	int			lo = 0;
-	int			hi = n - 1;
+	const int32 *found = bsearch(&step, steps, n, sizeof(int32), int32_cmp);
 
-	while (lo < hi)
-	{
-		int			mid = lo + (hi - lo) / 2;
-
-		if (steps[mid] < step)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	return lo;
+	return (int) (found - steps);
 }
 
 /*

@@ -371,25 +371,13 @@ label_cmp(const void *a, const void *b)
 const JitprofStepLabel *
 jp_steps_find_label(const JitprofStepLabels *labels, int32 step)
 {
-	int			lo = 0;
-	int			hi;
+	JitprofStepLabel key;
 
 	if (labels == NULL)
 		return NULL;
-	hi = labels->nlabels - 1;
-	while (lo <= hi)
-	{
-		int			mid = lo + (hi - lo) / 2;
-		int32		s = labels->labels[mid].step;
-
-		if (s == step)
-			return &labels->labels[mid];
-		if (s < step)
-			lo = mid + 1;
-		else
-			hi = mid - 1;
-	}
-	return NULL;
+	key.step = step;
+	return bsearch(&key, labels->labels, labels->nlabels,
+				   sizeof(JitprofStepLabel), label_cmp);
 }
 
 /*
