@@ -13,6 +13,7 @@ use PostgreSQL::Test::Cluster;
 use PostgreSQL::Test::Utils;
 use Test::More;
 use JitprofTest;
+use JitprofPerf qw(query_id);
 
 my $node = jitprof_node('steps_sampler',
 	conf => "jitprof.sample_rate = 997\n");
@@ -27,15 +28,7 @@ GRANT SELECT ON f TO steps_other;
 
 # seven multiplications and a null test: float8mul does the work
 my $mul = 'SELECT count(*) FROM f WHERE a * b * b * a * a * b * a * b IS NOT NULL';
-my $mulq = query_id($mul);
-
-sub query_id
-{
-	my ($sql) = @_;
-	return $node->safe_psql('postgres',
-		"SET compute_query_id = on; EXPLAIN (VERBOSE, COSTS OFF) $sql")
-	  =~ /Query Identifier: (-?\d+)/ ? $1 : die "no query id for $sql";
-}
+my $mulq = query_id($node, $mul);
 
 sub run_with_steps
 {
@@ -130,7 +123,7 @@ WHERE queryid = $mulq
 
 # without jitprof.steps, no rows
 my $off = 'SELECT count(*) FROM f WHERE a + b > 1000.5';
-my $offq = query_id($off);
+my $offq = query_id($node, $off);
 $node->safe_psql('postgres', "$off;\n" x 4);
 is($node->safe_psql('postgres',
 		"SELECT count(*) FROM jitprof_steps WHERE queryid = $offq"),
