@@ -17,7 +17,7 @@ use PostgreSQL::Test::Utils;
 use Test::More;
 
 our @EXPORT = qw(query_id perf_record_start perf_record_finish perf_run
-  symbol_shares wait_for_pid_exit heavy_table);
+  symbol_shares wait_for_pid_exit heavy_table jitdump_parse);
 
 # The query ID EXPLAIN (VERBOSE) reports for $sql.
 sub query_id
@@ -102,6 +102,68 @@ sub wait_for_pid_exit
 		usleep(100_000);
 	}
 	return 0;
+}
+
+# Parse a jitdump file (tools/perf/Documentation/jitdump-specification.txt):
+# its header fields, and its records, each with id, size, pos (offset in the
+# file) and timestamp, and the fields of the record types jitprof writes:
+#   JIT_CODE_LOAD (0): pid tid vma code_addr code_size code_index name,
+#     code_len (bytes after the name) and code;
+#   JIT_CODE_DEBUG_INFO (2): code_addr, entries ([addr, line, discrim,
+#     file name] each) and entries_end (the offset after the last entry);
+#   JIT_CODE_UNWINDING_INFO (4): unwinding_size hdr_size mapped_size, data.
+# The header's "trailing" is the number of bytes after the last whole
+# record.
+sub jitdump_parse
+{
+	my ($file) = @_;
+	my $data = slurp_file($file);
+	my %h;
+	@h{qw(magic version total_size elf_mach pad1 pid timestamp flags)} =
+	  unpack('L6 Q2', $data);
+	my @records;
+	my $pos = $h{total_size};
+	while ($pos + 16 <= length($data))
+	{
+		my ($id, $size, $ts) = unpack('L L Q', substr($data, $pos, 16));
+		last if $size < 16 || $pos + $size > length($data);
+		my %r = (id => $id, size => $size, pos => $pos, timestamp => $ts);
+		if ($id == 0)
+		{
+			@r{qw(pid tid vma code_addr code_size code_index)} =
+			  unpack('L2 Q4', substr($data, $pos + 16, 40));
+			my $rest = substr($data, $pos + 56, $size - 56);
+			($r{name}) = $rest =~ /^([^\0]*)\0/;
+			$r{code_len} = length($rest) - length($r{name}) - 1;
+			$r{code} = substr($rest, length($r{name}) + 1);
+		}
+		elsif ($id == 2)
+		{
+			my $n;
+			($r{code_addr}, $n) = unpack('Q Q', substr($data, $pos + 16, 16));
+			my $p = $pos + 32;
+			my @entries;
+			for (1 .. $n)
+			{
+				my ($addr, $line, $discrim) = unpack('Q l l', substr($data, $p, 16));
+				my ($name) = substr($data, $p + 16) =~ /^([^\0]*)\0/;
+				$p += 16 + length($name) + 1;
+				push @entries, [ $addr, $line, $discrim, $name ];
+			}
+			$r{entries} = \@entries;
+			$r{entries_end} = $p;
+		}
+		elsif ($id == 4)
+		{
+			@r{qw(unwinding_size hdr_size mapped_size)} =
+			  unpack('Q3', substr($data, $pos + 16, 24));
+			$r{data} = substr($data, $pos + 40, $size - 40);
+		}
+		push @records, \%r;
+		$pos += $size;
+	}
+	$h{trailing} = length($data) - $pos;
+	return (\%h, \@records);
 }
 
 1;

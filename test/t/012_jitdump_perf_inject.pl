@@ -27,37 +27,6 @@ sub dumps_of
 	return sort glob("$dir/.debug/jit/jitprof-*/jit-$pid.dump");
 }
 
-# Parse a jitdump file: header fields and a list of records.
-sub parse_dump
-{
-	my ($file) = @_;
-	my $data = slurp_file($file);
-	my %h;
-	@h{qw(magic version total_size elf_mach pad1 pid timestamp flags)} =
-	  unpack('L6 Q2', $data);
-	my @records;
-	my $pos = $h{total_size};
-	while ($pos + 16 <= length($data))
-	{
-		my ($id, $size, $ts) = unpack('L L Q', substr($data, $pos, 16));
-		last if $size < 16 || $pos + $size > length($data);
-		my %r = (id => $id, size => $size, timestamp => $ts);
-		if ($id == 0)
-		{
-			@r{qw(pid tid vma code_addr code_size code_index)} =
-			  unpack('L2 Q4', substr($data, $pos + 16, 40));
-			my $rest = substr($data, $pos + 56, $size - 56);
-			($r{name}) = $rest =~ /^([^\0]*)\0/;
-			$r{code_len} = length($rest) - length($r{name}) - 1;
-			$r{code} = substr($rest, length($r{name}) + 1);
-		}
-		push @records, \%r;
-		$pos += $size;
-	}
-	$h{trailing} = length($data) - $pos;
-	return (\%h, \@records);
-}
-
 # --- perf record -k 1, perf inject --jit, perf report, perf annotate ---
 my $jd = "$tmp/jd";
 mkdir $jd or die;
@@ -85,7 +54,7 @@ perf_record_finish($perf);
 my $t1 = clock_gettime(CLOCK_MONOTONIC);
 
 # the dump itself
-my ($h, $records) = parse_dump($dumps[0]);
+my ($h, $records) = jitdump_parse($dumps[0]);
 is(sprintf('0x%X', $h->{magic}), '0x4A695444', 'magic');
 is($h->{version}, 1, 'version 1');
 is($h->{total_size}, 40, 'header size');
@@ -146,7 +115,7 @@ sub dirname_of { my ($p) = @_; $p =~ s{/[^/]+$}{}; return $p; }
 	ok(wait_for_pid_exit($spid), 'backend exited');
 	my @sd = dumps_of($sd, $spid);
 	is(scalar(@sd), 1, 'jit_profiling_support = on writes a jitprof dump');
-	my ($sh, $srec) = @sd ? parse_dump($sd[0]) : ({}, []);
+	my ($sh, $srec) = @sd ? jitdump_parse($sd[0]) : ({}, []);
 	ok((grep { $_->{id} == 0 && $_->{name} =~ /^q-?\d+#0_Agg_/ } @$srec) > 0,
 		'with jitprof names');
 }
@@ -199,7 +168,7 @@ like($err, qr/permission denied to set parameter "jitprof\.perf_jitdump"/,
 		  . "SET jit = off; SELECT name || '=' || value FROM jitprof_status WHERE name LIKE 'jitdump%' OR name = 'functions_linked'");
 	my %st = map { split /=/ } split /\n/, $out;
 	my @d = glob("$jd2/.debug/jit/jitprof-*/jit-*.dump");
-	my ($h, $records) = parse_dump($d[0]);
+	my ($h, $records) = jitdump_parse($d[0]);
 	my @loads = grep { $_->{id} == 0 } @$records;
 	note("200 executions: $st{functions_linked} functions linked, " . scalar(@loads)
 		  . " JIT_CODE_LOAD records, $st{jitdump_bytes} bytes");

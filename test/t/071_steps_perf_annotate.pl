@@ -48,44 +48,36 @@ ok(defined $steps_file, 'step file written');
 my @listing = split /\n/, slurp_file($steps_file);
 
 # the records: every DEBUG_INFO (2) is followed by the LOAD (0) of its code
-my $data = slurp_file($dump);
-my $pos = 40;
+my ($header, $records) = jitdump_parse($dump);
 my (@ids, %debug_of, $last_debug);
 my $bad_entries = 0;
-while ($pos + 16 <= length($data))
+for my $r (@$records)
 {
-	my ($id, $size) = unpack('L L', substr($data, $pos, 8));
-	last if $size < 16;
-	push @ids, $id;
-	if ($id == 2)
+	push @ids, $r->{id};
+	if ($r->{id} == 2)
 	{
-		my ($code_addr, $n) = unpack('Q Q', substr($data, $pos + 16, 16));
-		my $p = $pos + 32;
-		my @entries;
-		for (1 .. $n)
+		for my $e (@{ $r->{entries} })
 		{
-			my ($addr, $line, $discrim) = unpack('Q l l', substr($data, $p, 16));
-			my ($name) = substr($data, $p + 16) =~ /^([^\0]*)\0/;
-			$p += 16 + length($name) + 1;
-			$bad_entries++ if $name ne $steps_file || $addr < $code_addr || $line < 0;
-			push @entries, [ $addr, $line ];
+			my ($addr, $line, undef, $name) = @$e;
+			$bad_entries++ if $name ne $steps_file || $addr < $r->{code_addr} || $line < 0;
 		}
-		$bad_entries++ if $p != $pos + $size;
-		$last_debug = { code_addr => $code_addr, entries => \@entries };
+		$bad_entries++ if $r->{entries_end} != $r->{pos} + $r->{size};
+		$last_debug = {
+			code_addr => $r->{code_addr},
+			entries => [ map { [ $_->[0], $_->[1] ] } @{ $r->{entries} } ]
+		};
 	}
-	elsif ($id == 0)
+	elsif ($r->{id} == 0)
 	{
-		my ($code_addr) = unpack('Q', substr($data, $pos + 16 + 16, 8));
-		my ($name) = substr($data, $pos + 56) =~ /^([^\0]*)\0/;
 		if ($last_debug)
 		{
-			$bad_entries++ if $last_debug->{code_addr} != $code_addr;
-			$debug_of{$name} = $last_debug;
+			$bad_entries++ if $last_debug->{code_addr} != $r->{code_addr};
+			$debug_of{ $r->{name} } = $last_debug;
 		}
 		$last_debug = undef;
 	}
-	$pos += $size;
 }
+is($header->{trailing}, 0, 'the records fill the dump exactly');
 cmp_ok(scalar(grep { $_ == 2 } @ids), '>=', 1, 'JIT_CODE_DEBUG_INFO records written');
 is($bad_entries, 0, 'each entry names the step file, lies in its function, precedes its load');
 my $qual = "q$qid#1_SeqScan_qual";

@@ -27,36 +27,6 @@ my $query = 'SELECT count(*) FROM f WHERE a * b * b * a * a * b > 1000.5';
 my $qid = query_id($node, $query);
 my $qual = "q$qid#1_SeqScan_qual";
 
-# Parse a jitdump file into records; for JIT_CODE_UNWINDING_INFO (4) the
-# three sizes and the data, for JIT_CODE_LOAD (0) address, size and name.
-sub parse_dump
-{
-	my ($file) = @_;
-	my $data = slurp_file($file);
-	my @records;
-	my $pos = 40;
-	while ($pos + 16 <= length($data))
-	{
-		my ($id, $size) = unpack('L L', substr($data, $pos, 8));
-		last if $size < 16 || $pos + $size > length($data);
-		my %r = (id => $id, size => $size, pos => $pos);
-		if ($id == 4)
-		{
-			@r{qw(unwinding_size hdr_size mapped_size)} =
-			  unpack('Q3', substr($data, $pos + 16, 24));
-			$r{data} = substr($data, $pos + 40, $size - 40);
-		}
-		elsif ($id == 0)
-		{
-			@r{qw(code_addr code_size)} = unpack('Q2', substr($data, $pos + 32, 16));
-			($r{name}) = substr($data, $pos + 56) =~ /^([^\0]*)\0/;
-		}
-		push @records, \%r;
-		$pos += $size;
-	}
-	return \@records;
-}
-
 sub uleb
 {
 	my ($buf, $p) = @_;
@@ -196,7 +166,7 @@ like($on->{report}, qr/ExecScan\s*\n[\s|]*\Q$qual\E\s*\n/,
 is($on->{status}{jitdump_unwinding_missing}, '0', 'every function had an FDE');
 
 # the records
-my $records = parse_dump($on->{dump});
+my (undef, $records) = jitdump_parse($on->{dump});
 my ($nunw, $nunw_query, $bad, $qual_range, $qual_size) = (0, 0, 0, undef, undef);
 for my $i (0 .. $#$records)
 {
@@ -247,7 +217,7 @@ unlike($frames, qr/[Ww]arning|[Ee]rror/, 'and no complaints');
 my $off = run_case('off', 'off');
 diag "without unwinding: $off->{reach} of $off->{in_qual} qual samples reach ExecScan";
 cmp_ok($off->{in_qual}, '>=', 50, 'control: perf sampled the JIT qual');
-is(scalar(grep { $_->{id} == 4 } @{ parse_dump($off->{dump}) }), 0,
+is(scalar(grep { $_->{id} == 4 } @{ (jitdump_parse($off->{dump}))[1] }), 0,
 	'control: no unwinding records with jitprof.jitdump_unwinding = off');
 cmp_ok($off->{reach}, '<', 0.2 * $off->{in_qual},
 	'control: without them, qual samples do not unwind into ExecScan');
@@ -277,7 +247,7 @@ diag "jitdump file: $on->{status}{jitdump_bytes} bytes with unwinding records, "
 	cmp_ok($st{jitdump_unwinding_records} + $st{jitdump_unwinding_no_room}, '>', 0,
 		'rtdyld: unwinding data collected (written, or no room after the code)');
 	my ($dump) = glob("$jd/.debug/jit/jitprof-*/jit-*.dump");
-	my $recs = parse_dump($dump);
+	my (undef, $recs) = jitdump_parse($dump);
 	my $bad = 0;
 	for my $i (0 .. $#$recs)
 	{
