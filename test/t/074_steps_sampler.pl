@@ -42,12 +42,16 @@ sub run_with_steps
 }
 
 $node->safe_psql('postgres', 'SELECT jitprof_reset()');
-# Not inlined, each multiplication is a call of float8mul from its step:
-# the step's total samples hold the call, and dwarf the function's entry
-# and exit code (the row of no step), which inlined steps do not.
-# The plan-node profile is on too, for jitprof_explain's top steps.
-run_with_steps($mul, 15, undef,
-	"SET jit_inline_above_cost = -1;\nSET jitprof.plan_nodes = on;\n");
+# Neither inlined nor optimized, each multiplication is a call of
+# float8mul from its step: the step's total samples hold the call, and
+# dwarf the function's entry and exit code (the row of no step).  Inlined
+# or optimized (code merged across steps gets no line), a multiplication
+# step costs about what that entry and exit code costs, and which row is on
+# top is a toss-up.  30 runs take about 1,000 CPU-timer ticks.  The
+# plan-node profile is on too, for jitprof_explain's top steps.
+run_with_steps($mul, 30, undef,
+	"SET jit_inline_above_cost = -1;\nSET jit_optimize_above_cost = -1;\n"
+	  . "SET jitprof.plan_nodes = on;\n");
 
 my $rows = $node->safe_psql('postgres', qq{
 SELECT step, attnum, opcode, detail, self_samples, total_samples
