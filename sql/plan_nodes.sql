@@ -55,12 +55,15 @@ SELECT bool_and(r.total_samples = n.s) AS root_total
         WHERE plan_node_id >= 0 GROUP BY queryid) n USING (queryid)
   WHERE r.plan_node_id = 0;
 
--- jitprof_explain: EXPLAIN's layout, one annotated line per node.
-SELECT regexp_replace(line, '[0-9]+(\.[0-9])?', 'N', 'g') AS line
-  FROM jitprof_explain((SELECT queryid FROM jitprof_plan_nodes
-                        WHERE label = 'Seq Scan on pn_big' INTERSECT
-                        SELECT queryid FROM jitprof_plan_nodes
-                        WHERE label = 'Sort')) AS line;
+-- jitprof_explain: EXPLAIN's layout, one annotated line per node, under
+-- the query's own ID.
+-- The ID is masked whole, sign included: it hashes pn_big's OID, which shifts with every object created before it.
+WITH q AS (SELECT queryid FROM jitprof_plan_nodes
+           WHERE label = 'Seq Scan on pn_big' INTERSECT
+           SELECT queryid FROM jitprof_plan_nodes WHERE label = 'Sort')
+SELECT regexp_replace(replace(line, 'query ' || q.queryid || ':', 'query <id>:'),
+                      '[0-9]+(\.[0-9])?', 'N', 'g') AS line
+  FROM q, jitprof_explain(q.queryid) AS line;
 SELECT count(*) FROM jitprof_explain(12345);
 
 -- Folded stacks carry the plan path.
