@@ -97,6 +97,9 @@ include $(PGXS)
 installcheck: export PGOPTIONS += -c jit=on -c jit_above_cost=0 \
 	-c jit_inline_above_cost=0 -c jit_optimize_above_cost=0 \
 	-c max_parallel_workers_per_gather=0
+# sql/status.sql checks that jitprof_status reports the LLVM it was built
+# against.
+installcheck: export JITPROF_LLVM_VERSION := $(shell $(LLVM_CONFIG) --version)
 
 # The TAP tests configure their own clusters: keep the sessions' forced JIT
 # out of them.

@@ -14,7 +14,13 @@ SELECT grp, count(*), sum(val), avg(id) FROM status_t
 
 -- The linker really in use, and what was linked and freed.
 SELECT value AS linker FROM jitprof_status WHERE name = 'linker';
-SELECT value = '14.0.6' AS llvm_14 FROM jitprof_status WHERE name = 'llvm_version';
+-- The LLVM jitprof was built against, as that LLVM's llvm-config reports it
+-- (the Makefile's installcheck exports JITPROF_LLVM_VERSION; unset, the
+-- query fails).
+\getenv llvm_version JITPROF_LLVM_VERSION
+SELECT value = :'llvm_version' AS built_llvm,
+       value ~ '^[0-9]+\.[0-9]+\.[0-9]+' AS well_formed
+  FROM jitprof_status WHERE name = 'llvm_version';
 SELECT name, value::bigint > 0 AS positive FROM jitprof_status
   WHERE name IN ('objects_linked', 'objects_freed', 'functions_linked')
   ORDER BY name;
