@@ -6,6 +6,34 @@
 #   tools/test.sh               everything
 #   tools/test.sh regress       only pg_regress
 #   tools/test.sh tap [FILES]   only TAP tests (optionally some test/t files)
+#
+# Results are counted in units: a unit is one pg_regress suite (a name in
+# the Makefile's REGRESS) or one TAP file.  A unit is skipped when it
+# skipped all its tests (a TAP file's skip_all), passed when all its tests
+# passed and the logs of the servers it ran show no crash, and failed
+# otherwise, also when it did not run to its end.  The last line, which CI
+# reads, is
+#
+#   jitprof: N passed, N failed, N skipped
+#
+# and the exit status is non-zero when a unit failed or make installcheck
+# did.  Before it come "jitprof: FAILED UNIT: why", "jitprof: skip FILE: ..."
+# for a TAP file that skipped all or some of its tests, and
+# "jitprof: time FILE SECONDS", each TAP file's wall time (also written to
+# the file $JITPROF_TAP_TIMES when that is set).
+#
+# Crash check (test/lib/JitprofCrashes.pm): a server log line saying that a
+# process was terminated by a signal or exited with a crash exit code, or
+# holding a PANIC or a TRAP (failed assertion), fails the unit and is
+# printed.
+#  - pg_regress: the throwaway server's log.  A line is charged to the suite
+#    whose session had that PID (log_connections names pg_regress/SUITE); a
+#    line no session claims, or a failed "pg_ctl stop", fails every suite.
+#  - TAP: every node log of the file, $work/tmp_check/log/FILE_NODE.log.  A
+#    test that kills a server process on purpose does it with
+#    JitprofTest::kill_backend, which declares that PID and signal: only
+#    that death is accepted, and never SIGSEGV, SIGABRT, SIGBUS, SIGILL or
+#    SIGFPE.
 set -euo pipefail
 
 here=$(cd "$(dirname "$0")" && pwd)
@@ -31,6 +59,26 @@ trap cleanup EXIT
 status=0
 passed=0
 failed=0
+skipped=0
+
+# count UNIT passed|failed|skipped [WHY]
+count() {
+	case $2 in
+		passed) passed=$((passed + 1)) ;;
+		skipped) skipped=$((skipped + 1)) ;;
+		*)
+			failed=$((failed + 1))
+			status=1
+			echo "jitprof: FAILED $1${3:+: $3}"
+			;;
+	esac
+}
+
+# crash_check LOG... prints the lines of those server logs that show a
+# crash, as LOG:LINENO: LINE; non-zero status if there is one.
+crash_check() {
+	perl "$work"/test/lib/JitprofCrashes.pm "$@"
+}
 
 # Both phases go through PGXS's "make installcheck", as a user of the
 # extension would run it, with the pg_config of the tree under test.
@@ -42,25 +90,79 @@ pgxs_installcheck() {
 
 if [ "$what" = all ] || [ "$what" = regress ]; then
 	echo "== pg_regress (make installcheck) against a throwaway server"
+	# the suites the Makefile lists: one that never ran failed too
+	read -ra suites < <(make -s --no-print-directory -C "$work" -f Makefile -f - \
+		print-regress <<<$'print-regress:\n\t@echo $(REGRESS)')
 	data="$work/regress_data"
+	server_log="$work"/regress_server.log
 	as_pg_user "$PG_BINDIR"/initdb -D "$data" -A trust >/dev/null
 	{
 		cat "$work"/test/jitprof.conf
 		printf "port = %s\nlisten_addresses = ''\nunix_socket_directories = '%s'\n" \
 			"$PG_PORT" "$work"
+		# for the crash check: which suite's session a PID was
+		printf "log_line_prefix = '%%m [%%p] '\nlog_connections = on\n"
 	} >>"$data"/postgresql.conf
-	as_pg_user "$PG_BINDIR"/pg_ctl -D "$data" -l "$work"/regress_server.log -w start >/dev/null
+	as_pg_user "$PG_BINDIR"/pg_ctl -D "$data" -l "$server_log" -w start >/dev/null
 	if ! PGHOST="$work" PGPORT="$PG_PORT" pgxs_installcheck TAP_TESTS= 2>&1 |
 		tee "$work"/regress.log; then
 		status=1
+		echo "jitprof: make installcheck (pg_regress) failed"
 	fi
-	if grep -qE '\.\.\. FAILED|^not ok' "$work"/regress.log; then
-		status=1
+	if grep -qE '\.\.\. FAILED' "$work"/regress.log; then
 		head -200 "$work"/regression.diffs 2>/dev/null || true
 	fi
-	as_pg_user "$PG_BINDIR"/pg_ctl -D "$data" -m fast stop >/dev/null || true
-	passed=$((passed + $(grep -cE '^(not )?ok [0-9]|^test .* \.\.\. ok' "$work"/regress.log || true)))
-	failed=$((failed + $(grep -cE '\.\.\. FAILED|^not ok' "$work"/regress.log || true)))
+	every=
+	# after a crash, let recovery end first: PostgreSQL 15 can leave a fast
+	# shutdown requested during crash recovery waiting for ever
+	for _ in $(seq 120); do
+		as_pg_user "$PG_BINDIR"/pg_isready -q -h "$work" -p "$PG_PORT" && break
+		sleep 1
+	done
+	if ! as_pg_user "$PG_BINDIR"/pg_ctl -D "$data" -m fast -w stop >/dev/null; then
+		every="the server did not stop (pg_ctl stop -m fast failed)"
+		echo "jitprof: $every; the end of its log:"
+		tail -20 "$server_log"
+		# leave no server behind the work directory's removal
+		as_pg_user "$PG_BINDIR"/pg_ctl -D "$data" -m immediate -w stop >/dev/null || true
+	fi
+	declare -A crashed=()
+	if ! crash_check "$server_log" >"$work"/regress_crashes.txt; then
+		echo "jitprof: crash in the pg_regress server's log:"
+		cat "$work"/regress_crashes.txt
+		while IFS= read -r line; do
+			lineno=$(cut -d: -f2 <<<"$line")
+			pid=$(sed -nE 's/.*\(PID ([0-9]+)\).*/\1/p; t; s/^[^:]*:[0-9]+: [^[]*\[([0-9]+)\].*/\1/p' <<<"$line")
+			suite=
+			if [ -n "$pid" ]; then
+				suite=$(head -n "$lineno" "$server_log" |
+					sed -nE "s|.*\[$pid\] .*connection authorized: .*application_name=pg_regress/([^ ]+).*|\1|p" |
+					tail -n 1)
+			fi
+			if [ -n "$suite" ]; then
+				crashed[$suite]=1
+			else
+				every="a crash in the server log that no suite's session claims"
+			fi
+		done <"$work"/regress_crashes.txt
+	fi
+	for s in "${suites[@]}"; do
+		if [ -n "$every" ]; then
+			count "$s" failed "$every"
+		elif [ -n "${crashed[$s]:-}" ]; then
+			count "$s" failed "a process of its session crashed"
+		else
+			# pg_regress's verdict: "test NAME ... ok   12 ms"
+			verdict=$(sed -nE "/^(test +| +)$s +\.\.\. /{s///; s/ +[0-9]+ ms\$//; p}" \
+				"$work"/regress.log | tail -n 1)
+			case $verdict in
+				ok) count "$s" passed ;;
+				'') count "$s" failed "pg_regress gave no result for it" ;;
+				FAILED) count "$s" failed "its output differs from expected/$s.out" ;;
+				*) count "$s" failed "pg_regress: $verdict" ;;
+			esac
+		fi
+	done
 fi
 
 if [ "$what" = all ] || [ "$what" = tap ]; then
@@ -78,20 +180,70 @@ if [ "$what" = all ] || [ "$what" = tap ]; then
 		mount -t tmpfs -o noexec,nosuid,nodev,size=4m,mode=0700,uid="$(id -u "$PG_OS_USER")" \
 			jitprof-noexec "$noexec_dir"
 	fi
-	if ! JITPROF_NOEXEC_DIR="$noexec_dir" pgxs_installcheck REGRESS= PROVE_TESTS="${files[*]}" \
-		PROVE_FLAGS="-I test/lib ${JITPROF_PROVE_FLAGS:-}" 2>&1 |
+	# prove's harness is test/lib/JitprofHarness.pm: one line per file in
+	# $summary with its result, wall time and skipped subtests.
+	summary="$work"/tap-summary.txt
+	if ! JITPROF_NOEXEC_DIR="$noexec_dir" JITPROF_TAP_SUMMARY="$summary" \
+		PERL5LIB="$work/test/lib${PERL5LIB:+:$PERL5LIB}" \
+		pgxs_installcheck REGRESS= PROVE_TESTS="${files[*]}" \
+		PROVE_FLAGS="-I test/lib --harness JitprofHarness --timer ${JITPROF_PROVE_FLAGS:-}" 2>&1 |
 		tee "$work"/tap.log; then
 		status=1
+		echo "jitprof: make installcheck (TAP) failed"
 	fi
-	if ! grep -q '^Result: PASS' "$work"/tap.log; then
-		status=1
-		for f in "$work"/tmp_check/log/*; do
-			[ -f "$f" ] && { echo "---- $f (tail)"; tail -40 "$f"; }
+	logdir="$work"/tmp_check/log
+	if [ -n "${JITPROF_TAP_TIMES:-}" ]; then
+		: >"$JITPROF_TAP_TIMES"
+	fi
+	for f in "${files[@]}"; do
+		base=$(basename "$f" .pl)
+		result=failed why="prove gave no result for it (not run, or not to its end)" seconds='' tests=0 nskip=0 reasons=''
+		if line=$(awk -F'\t' -v f="$f" '$1 == f' "$summary" 2>/dev/null | tail -n 1) && [ -n "$line" ]; then
+			IFS=$'\t' read -r _ result seconds tests nskip reasons <<<"$line"
+			why="prove counts it failed"
+		fi
+		if [ -n "$seconds" ]; then
+			echo "jitprof: time $f $seconds"
+			if [ -n "${JITPROF_TAP_TIMES:-}" ]; then
+				echo "$f $seconds" >>"$JITPROF_TAP_TIMES"
+			fi
+		fi
+		if [ "$result" = skipped ]; then
+			echo "jitprof: skip $f: all its tests (${reasons:-no reason given})"
+		elif [ "$nskip" -gt 0 ]; then
+			echo "jitprof: skip $f: $nskip of $tests tests (${reasons:-no reason given})"
+		fi
+		# this file's node logs: FILE_NODE.log, not those of a longer name
+		logs=()
+		for log in "$logdir/${base}"_*.log; do
+			[ -f "$log" ] || continue
+			owner=$base
+			for g in "${files[@]}"; do
+				b=$(basename "$g" .pl)
+				if [[ $(basename "$log") == "${b}"_* ]] && [ ${#b} -gt ${#owner} ]; then
+					owner=$b
+				fi
+			done
+			if [ "$owner" = "$base" ]; then
+				logs+=("$log")
+			fi
 		done
-	fi
-	passed=$((passed + $(grep -cE '^test/t/.*\.pl \.+ ok$' "$work"/tap.log || true)))
-	failed=$((failed + $(grep -cE '^test/t/.*\.pl +\(Wstat' "$work"/tap.log || true)))
+		if [ ${#logs[@]} -gt 0 ] && ! crash_check "${logs[@]}" >"$work/crashes-$base.txt"; then
+			echo "jitprof: crash in the server logs of $f:"
+			cat "$work/crashes-$base.txt"
+			result=failed why="a server process crashed"
+		fi
+		count "$f" "$result" "$why"
+		if [ "$result" = failed ]; then
+			for log in "$logdir/regress_log_$base" "${logs[@]}"; do
+				if [ -f "$log" ]; then
+					echo "---- $log (tail)"
+					tail -40 "$log"
+				fi
+			done
+		fi
+	done
 fi
 
-echo "jitprof: $passed passed, $failed failed"
+echo "jitprof: $passed passed, $failed failed, $skipped skipped"
 exit $status

@@ -4,6 +4,10 @@
 # the regression suite (test/jitprof.conf: jitprof preloaded, chosen as
 # jit_provider, JIT forced for every query), plus any extra settings given,
 # with the extension created in database "postgres".
+#
+# kill_backend() is how a test kills a server process on purpose: tools/test.sh
+# fails a run whose server logs show a process killed by a signal, unless
+# the test declared that PID and signal (test/lib/JitprofCrashes.pm).
 
 package JitprofTest;
 
@@ -13,9 +17,10 @@ use warnings;
 use Exporter 'import';
 use PostgreSQL::Test::Cluster;
 use PostgreSQL::Test::Utils;
+use JitprofCrashes qw(expect_signal);
 
 our @EXPORT = qw(jitprof_node jitprof_conf status_value build_test_module
-  maps_of pkglibdir);
+  maps_of pkglibdir kill_backend);
 
 # The regression suite's settings, as a string for append_conf.
 sub jitprof_conf
@@ -36,6 +41,16 @@ sub jitprof_node
 	$node->safe_psql('postgres', 'CREATE EXTENSION jitprof')
 	  unless $opts{no_extension};
 	return $node;
+}
+
+# Send SIG (KILL, 9...) to server process PID of NODE, declared first so
+# that the crash check accepts that PID's death by that signal in NODE's log.
+sub kill_backend
+{
+	my ($node, $sig, $pid) = @_;
+	expect_signal($node->logfile, $pid, $sig);
+	kill($sig, $pid) == 1 or die "could not send SIG$sig to PID $pid: $!";
+	return;
 }
 
 # One value of jitprof_status, as seen by the session running $sql first.

@@ -79,7 +79,8 @@ like(slurp_file($node->logfile, $offset), qr/WARNING:  ignoring jitprof statisti
 is($node->safe_psql('postgres', 'SELECT count(*) FROM jitprof_hotspots WHERE node_type = \'FunctionScan\''),
 	'0', 'and ignored');
 
-# kill -9 of a backend in the middle of a sampled, JIT-compiled query.
+# kill -9 of a backend in the middle of a sampled, JIT-compiled query,
+# declared (kill_backend) so that the crash check accepts this one death.
 $node->safe_psql('postgres', $query);
 my $session = $node->background_psql('postgres');
 my $pid = $session->query_safe('SELECT pg_backend_pid()');
@@ -88,7 +89,7 @@ $session->query_until(qr/started/, q{
 SELECT count(*) FROM generate_series(1, 50000000) g WHERE sqrt(g::float8) * 3 > 7;
 });
 sleep 1;
-kill 'KILL', $pid;
+kill_backend($node, 'KILL', $pid);
 $session->quit;
 # a killed backend cannot remove its perf map: do it for it
 unlink "/tmp/perf-$pid.map";
