@@ -117,6 +117,18 @@ jp_step_rows(int64 *nrows)
 	return rows;
 }
 
+/*
+ * The detail of a row that deforms an attribute, as jitprof_steps shows it
+ * (jitprof_explain's top steps too): the column, or its attnum if unknown.
+ */
+const char *
+jp_step_deform_detail(const JpStoreStepEntry *s)
+{
+	if (s->detail[0] != '\0')
+		return s->detail;
+	return psprintf("(attno %d)", jp_step_attnum(s->key.step));
+}
+
 Datum
 jitprof_steps_1_2(PG_FUNCTION_ARGS)
 {
@@ -176,18 +188,13 @@ jitprof_steps_1_2(PG_FUNCTION_ARGS)
 		}
 		else if (s->key.step <= JP_STEP_ATTRIBUTE(0))
 		{
-			int			attnum = JP_STEP_ATTRIBUTE(0) - s->key.step + 1;
-
 			nulls[c++] = true;
-			values[c++] = Int32GetDatum(attnum);
+			values[c++] = Int32GetDatum(jp_step_attnum(s->key.step));
 			values[c++] = CStringGetTextDatum("deform");
-			if (!visible)
-				nulls[c++] = true;
-			else if (s->detail[0] != '\0')
-				values[c++] = CStringGetTextDatum(s->detail);
+			if (visible)
+				values[c++] = CStringGetTextDatum(jp_step_deform_detail(s));
 			else
-				values[c++] = CStringGetTextDatum(psprintf("(attno %d)",
-														   attnum));
+				nulls[c++] = true;
 		}
 		else
 		{

@@ -281,6 +281,36 @@ put_text(ReturnSetInfo *rsinfo, const char *text)
 	tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, &value, &isnull);
 }
 
+/*
+ * One step row of a query that can be a node's top step: an expression
+ * step or a deformed attribute, never the code of no step.
+ */
+typedef struct ExplainStep
+{
+	int32		plan_node_id;
+	const char *role;
+	const char *opcode;			/* "deform" for a deformed attribute */
+	const char *detail;			/* as jitprof_steps shows it */
+	int32		solo;			/* a step without a label: its step, so that
+								 * it is summed with no other; else
+								 * JP_STEP_NONE */
+	uint32		discriminator;	/* the function's */
+	int32		step;			/* the store's step key */
+	int32		number;			/* step number, or attnum when deforming */
+	int64		total;
+} ExplainStep;
+
+/*
+ * A node's top step: the steps of its functions that have the same role,
+ * opcode and detail, summed (see doc/plan_nodes.md).
+ */
+typedef struct ExplainTopStep
+{
+	const ExplainStep *first;	/* the lowest step (or attnum); NULL: none */
+	int			nsteps;			/* distinct steps (function, step) summed */
+	int64		total;
+} ExplainTopStep;
+
 /* aggregated over the (visible) users and databases of one query ID */
 typedef struct ExplainNode
 {
@@ -291,85 +321,199 @@ typedef struct ExplainNode
 	int64		total;
 	int64		jit;
 	int64		compile;
-	/* the node's hottest expression step (jitprof.steps), if any */
-	const JpStoreStepEntry *top_step;
-	const char *top_role;
-	int64		top_total;
+	ExplainTopStep top;			/* jitprof.steps */
 } ExplainNode;
 
-/* one step of the query, summed over the visible users and databases */
-typedef struct ExplainStep
+static bool
+is_deform(const ExplainStep *s)
 {
-	const JpStoreStepEntry *row;	/* the first row seen; its key and labels */
-	const char *role;
-	int64		total;
-} ExplainStep;
+	return s->step < 0;
+}
 
-/* "step 16 EEOP_FUNCEXPR_STRICT numeric_mul", "deform attnum 3", ... */
-static void
-append_step(StringInfo line, const JpStoreStepEntry *s)
+/* the steps summed into one entry compare equal */
+static int
+step_group_cmp(const ExplainStep *a, const ExplainStep *b)
 {
-	if (s->key.step >= 0)
-	{
-		appendStringInfo(line, "step %d", s->key.step);
-		if (s->opcode[0] != '\0')
-			appendStringInfo(line, " %s", s->opcode);
-		if (s->detail[0] != '\0')
-			appendStringInfo(line, " %s", s->detail);
-	}
-	else if (s->key.step <= JP_STEP_ATTRIBUTE(0))
-		appendStringInfo(line, "deform %s",
-						 s->detail[0] != '\0' ? s->detail : "attribute");
-	else
-		appendStringInfoString(line, "code of no step");
+	int			c;
+
+	if (a->plan_node_id != b->plan_node_id)
+		return a->plan_node_id < b->plan_node_id ? -1 : 1;
+	if ((c = strcmp(a->role, b->role)) != 0)
+		return c;
+	if ((c = strcmp(a->opcode, b->opcode)) != 0)
+		return c;
+	if ((c = strcmp(a->detail, b->detail)) != 0)
+		return c;
+	if (a->solo != b->solo)
+		return a->solo < b->solo ? -1 : 1;
+	return 0;
+}
+
+/* groups, and in each the rows of one (function, step) side by side */
+static int
+step_cmp(const void *pa, const void *pb)
+{
+	const ExplainStep *a = pa;
+	const ExplainStep *b = pb;
+	int			c = step_group_cmp(a, b);
+
+	if (c != 0)
+		return c;
+	if (a->discriminator != b->discriminator)
+		return a->discriminator < b->discriminator ? -1 : 1;
+	if (a->step != b->step)
+		return a->step < b->step ? -1 : 1;
+	return 0;
 }
 
 /*
- * Give each node its hottest step: the steps of the query's visible
- * function rows (jp_step_rows), summed over users and databases, most total
- * samples.
+ * Whether entry "a" beats entry "b" as a node's top step: more total
+ * samples; among equals the lower role, then expression steps before
+ * deformed attributes, the lower step number (attnum), opcode, detail.
+ */
+static bool
+top_step_better(const ExplainTopStep *a, const ExplainTopStep *b)
+{
+	const ExplainStep *x = a->first;
+	const ExplainStep *y = b->first;
+	int			c;
+
+	if (y == NULL)
+		return true;
+	if (a->total != b->total)
+		return a->total > b->total;
+	if ((c = strcmp(x->role, y->role)) != 0)
+		return c < 0;
+	if (is_deform(x) != is_deform(y))
+		return !is_deform(x);
+	if (x->number != y->number)
+		return x->number < y->number;
+	if ((c = strcmp(x->opcode, y->opcode)) != 0)
+		return c < 0;
+	return strcmp(x->detail, y->detail) < 0;
+}
+
+static int
+node_id_cmp(const void *a, const void *b)
+{
+	int32		x = (*(ExplainNode *const *) a)->id;
+	int32		y = (*(ExplainNode *const *) b)->id;
+
+	return x < y ? -1 : x > y ? 1 : 0;
+}
+
+/*
+ * "qual step 16 EEOP_FUNCEXPR_STRICT numeric_mul", "qual
+ * EEOP_FUNCEXPR_STRICT float8mul, 7 steps", "qual deform a double precision
+ * (attno 1)"; the role is printed by the caller.
+ */
+static void
+append_top_step(StringInfo line, const ExplainTopStep *top)
+{
+	const ExplainStep *s = top->first;
+
+	if (is_deform(s))
+		appendStringInfo(line, "deform %s", s->detail);
+	else if (s->opcode[0] == '\0')
+		appendStringInfo(line, "step %d", s->number);
+	else if (top->nsteps == 1)
+		appendStringInfo(line, "step %d %s", s->number, s->opcode);
+	else
+		appendStringInfoString(line, s->opcode);
+	if (!is_deform(s) && s->opcode[0] != '\0' && s->detail[0] != '\0')
+		appendStringInfo(line, " %s", s->detail);
+	if (top->nsteps > 1)
+	{
+		/* a label without opcode, or an attribute, is one per function */
+		if (is_deform(s) || s->opcode[0] == '\0')
+			appendStringInfo(line, ", in %d functions", top->nsteps);
+		else
+			appendStringInfo(line, ", %d steps", top->nsteps);
+	}
+}
+
+/*
+ * Give each node its top step, the rule of doc/plan_nodes.md: of the
+ * query's visible step rows (jp_step_rows), summed over users and
+ * databases, those of one node, role, opcode and detail make one entry;
+ * the entry with the most total samples wins.  Sorting keeps it
+ * O(n log n) in the store's step rows.
  */
 static void
 find_top_steps(ExplainNode *nodes, int n, int64 queryid, bool all, Oid me)
 {
 	JpStepRow  *rows;
 	int64		nrows;
-	ExplainStep *sum;
-	int			nsum = 0;
+	ExplainStep *cand;
+	int64		ncand = 0;
+	ExplainNode **byid;
 
 	rows = jp_step_rows(&nrows);
 	if (nrows == 0)
 		return;
-	sum = palloc0(sizeof(ExplainStep) * nrows);
+	cand = palloc(sizeof(ExplainStep) * nrows);
 	for (int64 i = 0; i < nrows; i++)
 	{
 		const JpStoreStepEntry *s = rows[i].step;
-		int			k;
+		ExplainStep *c;
 
+		CHECK_FOR_INTERRUPTS();
 		if (s->key.queryid != queryid || !(all || s->key.userid == me))
 			continue;
-		for (k = 0; k < nsum; k++)
-			if (sum[k].row->key.plan_node_id == s->key.plan_node_id &&
-				sum[k].row->key.discriminator == s->key.discriminator &&
-				sum[k].row->key.step == s->key.step)
-				break;
-		if (k == nsum)
+		/* the function's entry and exit code is no step */
+		if (s->key.step == JP_STEP_NONE)
+			continue;
+		c = &cand[ncand++];
+		c->plan_node_id = s->key.plan_node_id;
+		c->role = rows[i].function->role;
+		c->discriminator = s->key.discriminator;
+		c->step = s->key.step;
+		c->total = s->total_samples;
+		if (s->key.step >= 0)
 		{
-			sum[nsum].row = s;
-			sum[nsum].role = rows[i].function->role;
-			nsum++;
+			c->opcode = s->opcode;
+			c->detail = s->opcode[0] != '\0' ? s->detail : "";
+			c->solo = s->opcode[0] != '\0' ? JP_STEP_NONE : s->key.step;
+			c->number = s->key.step;
 		}
-		sum[k].total += s->total_samples;
+		else
+		{
+			c->opcode = "deform";
+			c->detail = jp_step_deform_detail(s);
+			c->solo = JP_STEP_NONE;
+			c->number = jp_step_attnum(s->key.step);
+		}
 	}
-	for (int k = 0; k < nsum; k++)
-		for (int i = 0; i < n; i++)
-			if (nodes[i].id == sum[k].row->key.plan_node_id &&
-				sum[k].total > nodes[i].top_total)
-			{
-				nodes[i].top_step = sum[k].row;
-				nodes[i].top_role = sum[k].role;
-				nodes[i].top_total = sum[k].total;
-			}
+	qsort(cand, ncand, sizeof(ExplainStep), step_cmp);
+
+	byid = palloc(sizeof(ExplainNode *) * n);
+	for (int i = 0; i < n; i++)
+		byid[i] = &nodes[i];
+	qsort(byid, n, sizeof(ExplainNode *), node_id_cmp);
+
+	for (int64 i = 0; i < ncand;)
+	{
+		ExplainTopStep group = {&cand[i], 0, 0};
+		ExplainNode key;
+		ExplainNode *keyp = &key;
+		ExplainNode **node;
+		int64		j;
+
+		CHECK_FOR_INTERRUPTS();
+		for (j = i; j < ncand && step_group_cmp(&cand[i], &cand[j]) == 0; j++)
+		{
+			if (j == i || step_cmp(&cand[j - 1], &cand[j]) != 0)
+				group.nsteps++;
+			if (cand[j].number < group.first->number)
+				group.first = &cand[j];
+			group.total += cand[j].total;
+		}
+		key.id = cand[i].plan_node_id;
+		node = bsearch(&keyp, byid, n, sizeof(ExplainNode *), node_id_cmp);
+		if (node != NULL && top_step_better(&group, &(*node)->top))
+			(*node)->top = group;
+		i = j;
+	}
 }
 
 static void
@@ -386,14 +530,15 @@ explain_node(ReturnSetInfo *rsinfo, ExplainNode *nodes, int n, int at,
 					 jp_share_pct(x->self, qsamples), jp_share_pct(x->total, qsamples),
 					 jp_share_pct(x->jit, qsamples), jp_share_pct(x->compile, qsamples));
 	put_text(rsinfo, line->data);
-	if (x->top_step != NULL)
+	if (x->top.first != NULL)
 	{
 		/* indented like EXPLAIN's detail lines */
 		resetStringInfo(line);
 		appendStringInfo(line, "%*sTop JIT step: %s ",
-						 level > 0 ? 6 * level : 2, "", x->top_role);
-		append_step(line, x->top_step);
-		appendStringInfo(line, " (%.1f%%)", jp_share_pct(x->top_total, qsamples));
+						 level > 0 ? 6 * level : 2, "", x->top.first->role);
+		append_top_step(line, &x->top);
+		appendStringInfo(line, " (%.1f%%)",
+						 jp_share_pct(x->top.total, qsamples));
 		put_text(rsinfo, line->data);
 	}
 	for (int i = 0; i < n; i++)

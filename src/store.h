@@ -200,6 +200,14 @@ typedef struct JpStepRow
 } JpStepRow;
 
 extern JpStepRow *jp_step_rows(int64 *nrows);
+extern const char *jp_step_deform_detail(const JpStoreStepEntry *s);
+
+/* the attnum (1-based) of a step row at or below JP_STEP_ATTRIBUTE(0) */
+static inline int32
+jp_step_attnum(int32 step)
+{
+	return JP_STEP_ATTRIBUTE(0) - step + 1;
+}
 
 /* "part" as a percentage of "whole", within 0..100; 0 when whole is 0 */
 static inline double

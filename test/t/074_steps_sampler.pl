@@ -2,7 +2,10 @@
 # JIT function is charged to the expression step its PC lies in, each
 # sample in code a JIT function called to the step of the call, and
 # jitprof_steps shows the result.  For a qual dominated by float8
-# multiplication the top step is the multiplication; a function's steps add
+# multiplication the top step is the multiplication; jitprof_explain's
+# "Top JIT step" of each node is the entry its rule picks from
+# jitprof_steps (the seven multiplications summed), and a node with code of
+# no step only has none; a function's steps add
 # up to its self and total samples; shares stay within 0..100; privacy
 # follows jitprof_hotspots; rows survive a clean restart, go with
 # jitprof_reset() and are capped by jitprof.max_steps.
@@ -69,13 +72,84 @@ SELECT round(sum(pct_of_function)) FROM jitprof_steps
 WHERE queryid = $mulq AND role = 'qual' AND detail = 'float8mul'});
 cmp_ok($mul_pct, '>', 50, "the multiplication steps take most of the qual ($mul_pct%)");
 
-# jitprof_explain names the scan's hottest step under it
+# jitprof_explain's "Top JIT step" of every node follows its rule
+# (doc/plan_nodes.md), computed here from jitprof_steps: of the node's rows
+# with a step or an attnum (never the code of no step), those of one role,
+# opcode and detail are summed, the most total samples win, ties go to the
+# lower role, then steps before attributes, the lower step (attnum), opcode,
+# detail; the share is of the query's samples.
 my $explain = $node->safe_psql('postgres',
 	"SELECT * FROM jitprof_explain($mulq)");
 note("jitprof_explain:\n$explain");
-like($explain,
-	qr/^\s+->  Seq Scan on f .*\n\s+Top JIT step: qual step \d+ EEOP_FUNCEXPR_STRICT float8mul \(\d+\.\d%\)$/m,
-	'jitprof_explain shows the Seq Scan\'s top step, the multiplication');
+my %top_line;
+my $label;
+for my $line (split /\n/, $explain)
+{
+	if ($line =~ /^\s*(?:->  )?(.+?)  \(self /)
+	{
+		$label = $1;
+		$top_line{$label} = undef;
+	}
+	elsif ($line =~ /^\s+(Top JIT step: .*)$/ && defined $label)
+	{
+		$top_line{$label} = $1;
+	}
+}
+my $qsamples = $node->safe_psql('postgres', qq{
+SELECT sum(query_samples) FROM jitprof_plan_nodes
+WHERE queryid = $mulq AND plan_node_id = -1});
+my %node_id = map { split /\|/ } split /\n/, $node->safe_psql('postgres', qq{
+SELECT DISTINCT label, plan_node_id FROM jitprof_plan_nodes
+WHERE queryid = $mulq AND plan_node_id >= 0});
+is_deeply([ sort keys %top_line ], [ sort keys %node_id ],
+	'jitprof_explain shows every plan node of the query');
+my %scan_groups;
+for my $l (sort keys %node_id)
+{
+	my @groups = top_step_groups($mulq, $node_id{$l});
+	$scan_groups{$l} = \@groups;
+	my $want;
+	if (@groups)
+	{
+		my ($role, $opcode, $detail, $step, $attnum, $n, $sum) = @{ $groups[0] };
+		my $what;
+		if ($opcode eq 'deform')
+		{
+			$what = "deform $detail" . ($n > 1 ? ", in $n functions" : '');
+		}
+		elsif ($opcode eq '')
+		{
+			$what = "step $step" . ($n > 1 ? ", in $n functions" : '');
+		}
+		else
+		{
+			$what = ($n == 1 ? "step $step " : '') . $opcode
+			  . ($detail ne '' ? " $detail" : '')
+			  . ($n > 1 ? ", $n steps" : '');
+		}
+		# the same double arithmetic and rounding as jitprof's %.1f
+		$want = sprintf('Top JIT step: %s %s (%.1f%%)',
+			$role, $what, 100 * $sum / $qsamples);
+	}
+	is($top_line{$l}, $want,
+		"$l: jitprof_explain's top step follows the rule"
+		  . (defined $want ? '' : ' (no line)'));
+}
+
+# Under this workload the rule puts the seven float8mul steps of the qual
+# on top of the Seq Scan, well ahead of the next entry: measured over 6
+# runs (3 of them beside a 2-process CPU hog), the sum was 7.3 to 9.4
+# times the runner-up (each time the deform function's column a, 227 to
+# 311 samples against 1,916 to 2,276), and 7.7 once more under the hog.
+my $scan_top = $scan_groups{'Seq Scan on f'}[0] // [];
+is(join('|', @{$scan_top}[ 0 .. 2, 5 ]),
+	'qual|EEOP_FUNCEXPR_STRICT|float8mul|7',
+	"the Seq Scan's top step: the qual's seven float8mul steps");
+my $runner_up = $scan_groups{'Seq Scan on f'}[1];
+note(sprintf('float8mul: %d samples, runner-up %s: %d (ratio %.1f)',
+		$scan_top->[6], join(' ', @{$runner_up}[ 0 .. 2 ]), $runner_up->[6],
+		$scan_top->[6] / $runner_up->[6]))
+  if $runner_up;
 
 # a function's steps add up to its self and total samples in jitprof_hotspots
 my $sums = $node->safe_psql('postgres', q{
@@ -168,23 +242,85 @@ is($node->safe_psql('postgres',
 		'SELECT count(*), sum(self_samples) FROM jitprof_steps'),
 	$before, 'step rows survive a clean restart');
 
+# The saved file: a header (StoreFileHeader: format 4 appended its last
+# three fields), the store's shared block (format 4 appended one int64,
+# steps_dropped), then the rows, then a CRC-32C.  The header's size is
+# its fields'; the shared block's is what the file holds besides the header,
+# the rows (their sizes and counts are header fields) and the CRC.
+my $header_v4 = 'L4 q L2 q L2 q';
+my $header_v3 = 'L4 q L2 q';
+my $stat = $node->data_dir . '/pg_stat/jitprof.stat';
+
+sub read_stat_file
+{
+	my $data = slurp_file($stat);
+	my %f;
+	@f{qw(magic version esize maxsym nent nsize pad nnodes ssize pad2 nsteps)}
+	  = unpack($header_v4, $data);
+	my $hsize = length(pack($header_v4, (0) x 11));
+	$f{shared_size} = length($data) - $hsize - length(pack('L', 0))
+	  - $f{nent} * $f{esize} - $f{nnodes} * $f{nsize} - $f{nsteps} * $f{ssize};
+	$f{shared} = substr($data, $hsize, $f{shared_size});
+	my $at = $hsize + $f{shared_size};
+	$f{entries} = substr($data, $at, $f{nent} * $f{esize});
+	$at += $f{nent} * $f{esize};
+	$f{nodes} = substr($data, $at, $f{nnodes} * $f{nsize});
+	$at += $f{nnodes} * $f{nsize};
+	$f{steps} = [ map { substr($data, $at + $_ * $f{ssize}, $f{ssize}) }
+		  0 .. $f{nsteps} - 1 ];
+	return \%f;
+}
+
+sub write_stat_file
+{
+	my ($data) = @_;
+	$data .= pack('L', crc32c($data));
+	open(my $fh, '>:raw', $stat) or die "$stat: $!";
+	print $fh $data;
+	close $fh;
+}
+
+# A node whose step rows are all code of no step gets no "Top JIT step"
+# line: leave only those rows to the Seq Scan, in the saved file.
+$node->stop;
+my $f = read_stat_file();
+is($f->{version}, 4, 'the saved file has format 4');
+# JpStoreStepKey: userid, dbid, queryid, plan_node_id, discriminator, step
+my @kept = grep {
+	my (undef, undef, $q, $id, undef, $step) = unpack('L2 q l L l', $_);
+	!($q eq $mulq && $id == $node_id{'Seq Scan on f'} && $step != -1)
+} @{ $f->{steps} };
+write_stat_file(
+	pack($header_v4, @{$f}{qw(magic version esize maxsym nent nsize pad nnodes
+			ssize pad2)}, scalar @kept)
+	  . $f->{shared} . $f->{entries} . $f->{nodes} . join('', @kept));
+$node->start;
+is( $node->safe_psql(
+		'postgres', qq{
+SELECT count(*) > 0 AND bool_and(step IS NULL AND attnum IS NULL)
+FROM jitprof_steps
+WHERE queryid = $mulq AND plan_node_id = $node_id{'Seq Scan on f'}}),
+	't',
+	'the Seq Scan is left with rows of code of no step only');
+$explain = $node->safe_psql('postgres',
+	"SELECT * FROM jitprof_explain($mulq)");
+note("jitprof_explain:\n$explain");
+like($explain, qr/^\s+->  Seq Scan on f .*\n(?!\s+Top JIT step)/m,
+	'... and no Top JIT step line');
+like($explain, qr/^Aggregate .*\n\s+Top JIT step: /m,
+	'... while the Aggregate keeps its line');
+
 # a statistics file of jitprof 1.1 (format 3: no step rows) still loads:
 # rewrite the saved file in that format, as the previous release wrote it
 my $hot = $node->safe_psql('postgres',
 	"SELECT count(*), sum(self_samples), sum(total_samples) FROM jitprof_hotspots WHERE queryid IN ($mulq, $offq)");
 $node->stop;
-my $stat = $node->data_dir . '/pg_stat/jitprof.stat';
-my $v4 = slurp_file($stat);
-my ($magic, $version, $esize, $maxsym, $nent, $nsize, $pad, $nnodes,
-	$ssize, $pad2, $nsteps) = unpack('L4 q L2 q L2 q', $v4);
-is($version, 4, 'the saved file has format 4');
-my $body = substr($v4, 56 + 120, $nent * $esize + $nnodes * $nsize);
-my $v3 = pack('L4 q L2 q', $magic, 3, $esize, $maxsym, $nent, $nsize, 0,
-	$nnodes) . substr($v4, 56, 112) . $body;
-$v3 .= pack('L', crc32c($v3));
-open(my $fh, '>:raw', $stat) or die;
-print $fh $v3;
-close $fh;
+$f = read_stat_file();
+write_stat_file(
+	pack($header_v3, @{$f}{qw(magic)}, 3, @{$f}{qw(esize maxsym nent nsize)},
+		0, $f->{nnodes})
+	  . substr($f->{shared}, 0, $f->{shared_size} - length(pack('q', 0)))
+	  . $f->{entries} . $f->{nodes});
 my $log_pos = -s $node->logfile;
 $node->start;
 is($node->safe_psql('postgres',
@@ -232,6 +368,26 @@ WHERE s.sum > h.total_samples}),
 
 $node->stop;
 done_testing();
+
+# The entries a node's top step is chosen from, best first, by the rule of
+# jitprof_explain: [role, opcode, detail, lowest step, lowest attnum,
+# steps summed, total samples].
+sub top_step_groups
+{
+	my ($queryid, $plan_node_id) = @_;
+	my $out = $node->safe_psql(
+		'postgres', qq{
+SELECT role, coalesce(opcode, ''), coalesce(detail, ''), min(step),
+       min(attnum), count(DISTINCT (symbol, step, attnum)), sum(total_samples)
+FROM jitprof_steps
+WHERE queryid = $queryid AND plan_node_id = $plan_node_id
+  AND (step IS NOT NULL OR attnum IS NOT NULL)
+GROUP BY role, opcode, detail, CASE WHEN opcode IS NULL THEN step END
+ORDER BY sum(total_samples) DESC, role COLLATE "C", min(step) NULLS LAST,
+         min(attnum), coalesce(opcode, '') COLLATE "C",
+         coalesce(detail, '') COLLATE "C"});
+	return map { [ split /\|/, $_, -1 ] } split /\n/, $out;
+}
 
 # CRC-32C (Castagnoli), as PostgreSQL's pg_crc32c computes it
 sub crc32c
