@@ -1,10 +1,13 @@
 # jitprof as a PoWA datasource in local mode, with the real PoWA 4.1
-# (postgresql-15-powa): integrations/powa/jitprof_powa.sql registers the
-# module, two snapshots around a known workload leave in
-# powa_jitprof_hotspots the hot function's delta (its samples between the
-# snapshots, not its running total); a function new since the previous
-# snapshot counts all its samples; after jitprof_reset() the deltas start
-# again from 0; and aggregating the history changes no delta.
+# (postgresql-15-powa): the extension jitprof_powa registers the module,
+# two snapshots around a known workload leave in powa_jitprof_hotspots the
+# hot function's delta (its samples between the snapshots, not its running
+# total); a function new since the previous snapshot counts all its
+# samples; after jitprof_reset() the deltas start again from 0; and
+# aggregating the history changes no delta.  Installing a second time
+# (CREATE EXTENSION IF NOT EXISTS, ALTER EXTENSION UPDATE, register), and
+# adopting a database where the script of earlier releases was run, keep
+# the history and the one registration, and the next snapshot adds rows.
 use strict;
 use warnings;
 
@@ -14,7 +17,14 @@ use Test::More;
 use JitprofTest;
 
 my $src = $ENV{JITPROF_SRC} // '.';
-my $script = "$src/integrations/powa/jitprof_powa.sql";
+my $ext_script = "$src/integrations/powa/jitprof_powa--1.0.sql";
+
+# The install (and upgrade) of doc/monitoring.md, meant to be run again.
+my $install = q{
+CREATE EXTENSION IF NOT EXISTS jitprof_powa;
+ALTER EXTENSION jitprof_powa UPDATE;
+SELECT powa_jitprof_register();
+};
 
 # powa.frequency = -1: PoWA's background worker takes no snapshot of its
 # own, the test takes them.
@@ -29,16 +39,16 @@ is($powa_ok, '1', 'PoWA 4.1 is available (postgresql-15-powa)')
   or BAIL_OUT('PoWA 4.1 is not installed: run tools/deps.sh (postgresql-15-powa)');
 
 $node->safe_psql('postgres', 'CREATE DATABASE powa');
-$node->safe_psql('powa', qq{
+$node->safe_psql('powa', q{
 SET jit = off;
 CREATE EXTENSION jitprof;
 CREATE EXTENSION powa CASCADE;
-\\i $script
-SELECT powa_jitprof_register();
 });
-is($node->safe_psql('powa', q{SELECT string_agg(operation, ',' ORDER BY operation)
-  FROM powa_functions WHERE module = 'jitprof' AND srvid = 0 AND enabled}),
-	'aggregate,purge,reset,snapshot,unregister', 'jitprof is registered in powa_functions');
+install_module('powa', 'first install');
+is($node->safe_psql('powa', "SELECT extversion FROM pg_extension WHERE extname = 'jitprof_powa'"),
+	'1.0', 'jitprof_powa 1.0 is installed');
+is(registration('powa'), 'aggregate,purge,reset,snapshot,unregister|1',
+	'jitprof is registered in powa_functions, once per operation, and in powa_extensions');
 
 $node->safe_psql('postgres', q{
 CREATE TABLE f AS
@@ -71,20 +81,75 @@ WHERE s.query LIKE '$like' AND h.role = '$role'});
 
 sub snapshot
 {
-	is($node->safe_psql('powa', 'SET jit = off; SELECT powa_take_snapshot()'), '0',
-		'powa_take_snapshot() reports no error');
-	return $node->safe_psql('powa', 'SELECT max(ts) FROM powa_jitprof_snapshots WHERE srvid = 0');
+	my ($db) = @_;
+	$db //= 'powa';
+	is($node->safe_psql($db, 'SET jit = off; SELECT powa_take_snapshot()'), '0',
+		"powa_take_snapshot() reports no error in $db");
+	return $node->safe_psql($db, 'SELECT max(ts) FROM powa_jitprof_snapshots WHERE srvid = 0');
 }
 
 sub delta
 {
-	my ($ts, $like, $role) = @_;
-	return $node->safe_psql('powa', qq{
+	my ($ts, $like, $role, $db) = @_;
+	return $node->safe_psql($db // 'powa', qq{
 SET jit = off;
 SELECT sum(d.self_samples) || '|' || sum(d.total_samples) || '|' || sum(d.query_samples)
 FROM powa_jitprof_hotspots d
 WHERE d.srvid = 0 AND d.ts = '$ts' AND d.role = '$role'
   AND d.queryid IN (SELECT queryid FROM pg_stat_statements WHERE query LIKE '$like')});
+}
+
+# Runs $install in $db: it must succeed without a WARNING or an ERROR.
+sub install_module
+{
+	my ($db, $what) = @_;
+	my ($ret, $out, $err) = $node->psql($db, "SET jit = off;\n$install");
+	is($ret, 0, "$what in $db succeeds");
+	unlike($err, qr/WARNING|ERROR/, "$what in $db raises no warning or error")
+	  or diag($err);
+}
+
+# The module's rows in PoWA's registration tables for the local server:
+# its operations (a duplicate would repeat one, a disabled one is marked)
+# and its powa_extensions rows.
+sub registration
+{
+	my ($db) = @_;
+	return $node->safe_psql($db, q{
+SELECT (SELECT string_agg(operation || CASE WHEN enabled THEN '' ELSE ' (disabled)' END, ','
+                          ORDER BY operation) FROM powa_functions
+        WHERE module = 'jitprof' AND srvid = 0)
+  || '|' || (SELECT count(*) FROM powa_extensions WHERE extname = 'jitprof' AND srvid = 0)});
+}
+
+# The collected history: row counts and contents of the module's tables,
+# and the deltas they give.
+sub history
+{
+	my ($db) = @_;
+	return $node->safe_psql($db, q{
+SELECT (SELECT count(*) || ':' || md5(coalesce(string_agg(h::text, ',' ORDER BY h::text), ''))
+        FROM powa_jitprof_history h)
+  || '|' || (SELECT count(*) || ':' || md5(coalesce(string_agg(c::text, ',' ORDER BY c::text), ''))
+             FROM powa_jitprof_history_current c)
+  || '|' || (SELECT count(*) || ':' || md5(coalesce(string_agg(s::text, ',' ORDER BY s::text), ''))
+             FROM powa_jitprof_snapshots s)
+  || '|' || (SELECT md5(coalesce(string_agg(d::text, ',' ORDER BY d::text), ''))
+             FROM powa_jitprof_hotspots d)});
+}
+
+# The extension's members and the tables pg_dump dumps the rows of.
+sub members
+{
+	my ($db) = @_;
+	return $node->safe_psql($db, q{
+SELECT string_agg(pg_describe_object(classid, objid, objsubid), E'\n' ORDER BY 1)
+FROM pg_depend
+WHERE refclassid = 'pg_extension'::regclass AND deptype = 'e'
+  AND refobjid = (SELECT oid FROM pg_extension WHERE extname = 'jitprof_powa')}) . "\n"
+	  . $node->safe_psql($db, q{
+SELECT string_agg(c::regclass::text, ',' ORDER BY c::regclass::text)
+FROM pg_extension, unnest(extconfig) AS c WHERE extname = 'jitprof_powa'});
 }
 
 sub minus
@@ -144,6 +209,75 @@ cmp_ok($node->safe_psql('powa', 'SELECT count(*) FROM powa_jitprof_history WHERE
 	'and filled the history');
 is($node->safe_psql('powa', 'SELECT md5(string_agg(d::text, \',\' ORDER BY d::text)) FROM powa_jitprof_hotspots d'),
 	$before, 'the deltas read the same from the aggregated history');
+
+sub current_rows
+{
+	return $node->safe_psql($_[0], 'SELECT count(*) FROM powa_jitprof_history_current WHERE srvid = 0');
+}
+
+# Installing a second time, as an upgrade does: the history in both tables
+# and the registration stay as they were, and the module goes on working.
+run($scan, 3);
+my $t4 = snapshot();
+my $scan4 = totals('SELECT count(*) FROM f%', 'qual');
+my $hist4 = history('powa');
+like($hist4, qr/^[1-9]\d*:\w+\|[1-9]\d*:\w+\|[1-9]\d*:/,
+	"aggregated and current history before the second install ($hist4)");
+install_module('powa', 'the second install');
+is(history('powa'), $hist4, 'the second install keeps the collected history and its deltas');
+is(registration('powa'), 'aggregate,purge,reset,snapshot,unregister|1',
+	'the second install registers nothing twice');
+my $rows4 = current_rows('powa');
+run($scan, 3);
+my $t5 = snapshot();
+my $scan5 = totals('SELECT count(*) FROM f%', 'qual');
+cmp_ok(current_rows('powa'), '>', $rows4, 'a snapshot after the second install adds rows');
+is(delta($t5, 'SELECT count(*) FROM f%', 'qual'), minus($scan5, $scan4),
+	'its delta is what the scan gained since the previous snapshot');
+
+# A database where the script of earlier releases was run: it created 1.0's
+# objects in one transaction, outside any extension.  Version "unpackaged"
+# refuses a database without them.
+$node->safe_psql('postgres', 'CREATE DATABASE powa_old');
+$node->safe_psql('powa_old', 'SET jit = off; CREATE EXTENSION jitprof; CREATE EXTENSION powa CASCADE;');
+my ($ret, $out, $err) = $node->psql('powa_old', "CREATE EXTENSION jitprof_powa VERSION 'unpackaged'");
+isnt($ret, 0, 'version "unpackaged" fails where jitprof_powa.sql never ran');
+like($err, qr/ERROR:  type "public.powa_jitprof_type" does not exist.*HINT:  Run CREATE EXTENSION jitprof_powa without VERSION\./s,
+	'and its error says what to run instead');
+my $legacy = slurp_file($ext_script);
+my $guards = ($legacy =~ s/^\\echo .*\n//mg);
+my $dumps = ($legacy =~ s/^SELECT pg_catalog\.pg_extension_config_dump\(.*\n//mg);
+is("$guards|$dumps", '1|3', "the earlier script is 1.0's objects without the extension's guard and pg_dump marks");
+$node->safe_psql('powa_old', "SET jit = off;\nBEGIN;\nSET LOCAL search_path = public, pg_catalog;\n"
+	  . "$legacy\nCOMMIT;\nSELECT powa_jitprof_register();");
+run($scan, 3);
+snapshot('powa_old');
+$node->safe_psql('powa_old', 'SELECT powa_jitprof_aggregate(0)');
+run($scan, 3);
+my $o2 = snapshot('powa_old');
+my $scan_o2 = totals('SELECT count(*) FROM f%', 'qual');
+my $hist_o2 = history('powa_old');
+like($hist_o2, qr/^[1-9]\d*:\w+\|[1-9]\d*:\w+\|[1-9]\d*:/,
+	"the earlier script's module collected history ($hist_o2)");
+
+$node->safe_psql('powa_old', q{SET jit = off;
+CREATE EXTENSION jitprof_powa VERSION 'unpackaged';
+ALTER EXTENSION jitprof_powa UPDATE;});
+is($node->safe_psql('powa_old', "SELECT extversion FROM pg_extension WHERE extname = 'jitprof_powa'"),
+	'1.0', 'the adopted module is jitprof_powa 1.0');
+is(members('powa_old'), members('powa'),
+	'with the objects and pg_dump marks of a fresh CREATE EXTENSION');
+is(history('powa_old'), $hist_o2, 'adopting keeps the collected history and its deltas');
+install_module('powa_old', 'the install after adopting');
+is(registration('powa_old'), 'aggregate,purge,reset,snapshot,unregister|1',
+	'the adopted module is registered once');
+my $rows_o2 = current_rows('powa_old');
+run($scan, 3);
+my $o3 = snapshot('powa_old');
+my $scan_o3 = totals('SELECT count(*) FROM f%', 'qual');
+cmp_ok(current_rows('powa_old'), '>', $rows_o2, 'a snapshot after adopting adds rows');
+is(delta($o3, 'SELECT count(*) FROM f%', 'qual', 'powa_old'), minus($scan_o3, $scan_o2),
+	'its delta is what the scan gained since the earlier script\'s last snapshot');
 
 # powa_reset() calls every module's reset function, jitprof's included.
 $node->safe_psql('powa', 'SELECT powa_reset(0)');

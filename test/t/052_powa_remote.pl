@@ -1,6 +1,6 @@
 # jitprof through PoWA's remote mode, with the real powa-collector 1.2.0: a
-# repository cluster (PoWA and jitprof_powa.sql, no jitprof needed) and a
-# monitored cluster (jitprof, PoWA and jitprof_powa.sql, whose
+# repository cluster (PoWA and jitprof_powa, no jitprof needed) and a
+# monitored cluster (jitprof, PoWA and jitprof_powa, whose
 # powa_jitprof_src(0) the collector calls).  powa-collector runs against the
 # repository for a bounded time, snapshots the monitored server every 5 s,
 # and the monitored server's jitprof history arrives in the repository with
@@ -17,28 +17,26 @@ use JitprofTest;
 use JitprofMonitor;
 
 my $collector_bin = program('powa-collector', 'powa-collector');
-my $src = $ENV{JITPROF_SRC} // '.';
-my $script = "$src/integrations/powa/jitprof_powa.sql";
 my $tmp = PostgreSQL::Test::Utils::tempdir;
 
 # The repository: PoWA only.
 my $repo = jitprof_node('powa_repo', no_defaults => 1, no_extension => 1);
 $repo->safe_psql('postgres', 'CREATE DATABASE powa');
-$repo->safe_psql('powa', qq{
+$repo->safe_psql('powa', q{
 CREATE EXTENSION powa CASCADE;
-\\i $script
+CREATE EXTENSION jitprof_powa;
 });
 
 # The monitored server: jitprof and pg_stat_statements preloaded; PoWA and
-# jitprof_powa.sql in the database the collector connects to.
+# jitprof_powa in the database the collector connects to.
 my $mon = jitprof_node('powa_monitored', conf => q{
 shared_preload_libraries = 'jitprof,pg_stat_statements'
 jitprof.sample_rate = 1000
 });
-$mon->safe_psql('postgres', qq{
+$mon->safe_psql('postgres', q{
 SET jit = off;
 CREATE EXTENSION powa CASCADE;
-\\i $script
+CREATE EXTENSION jitprof_powa;
 CREATE TABLE f AS
   SELECT random() AS a, random() AS b, random() AS c
   FROM generate_series(1, 200000);
@@ -54,6 +52,10 @@ SELECT id FROM powa_servers WHERE alias = 'monitored';
 ok($srvid, "monitored server registered as srvid $srvid");
 is($repo->safe_psql('powa', "SELECT powa_jitprof_register($srvid)"), 't',
 	'jitprof registered for it');
+is($repo->safe_psql('powa', "SELECT powa_jitprof_register($srvid);
+  SELECT count(*) || '|' || count(DISTINCT operation) FROM powa_functions
+  WHERE module = 'jitprof' AND srvid = $srvid"), "t\n5|5",
+	'registering it again adds no row to powa_functions');
 
 my $scan = q{SELECT count(*) FROM f
   WHERE a * b + b * c - a * c * 0.5 + (a + b) * (b + c) * (c + a) > 0.7

@@ -1,12 +1,12 @@
 /*
- * jitprof_powa.sql
- *	  jitprof as a PoWA 4 datasource (tested with PoWA 4.1.4 and
- *	  powa-collector 1.2.0, the Debian 12 packages).
+ * jitprof_powa--1.0.sql
+ *	  Extension jitprof_powa: jitprof as a PoWA 4 datasource (tested with
+ *	  PoWA 4.1.4 and powa-collector 1.2.0, the Debian 12 packages).
  *
  * PoWA keeps a workload history per server by calling, at every snapshot,
  * the "snapshot" functions registered in powa_functions, and now and then
- * their "aggregate" and "purge" functions.  This file adds a module named
- * jitprof, built the way PoWA 4.1 builds its pg_wait_sampling and
+ * their "aggregate" and "purge" functions.  This extension adds a module
+ * named jitprof, built the way PoWA 4.1 builds its pg_wait_sampling and
  * pg_stat_kcache modules:
  *
  *   powa_jitprof_src(srvid)         the source.  With srvid 0 it reads this
@@ -20,7 +20,7 @@
  *                                   powa_jitprof_history, one row per entry
  *   powa_jitprof_purge(srvid)       drops history older than the retention
  *   powa_jitprof_reset(srvid)       drops everything of a server
- *   powa_jitprof_register(srvid)    adds these to powa_functions
+ *   powa_jitprof_register(srvid)    adds these to powa_functions, once
  *   powa_jitprof_unregister(srvid)  removes them
  *
  * The history holds jitprof's running totals, as PoWA's own modules do; the
@@ -33,21 +33,20 @@
  * Only entries with samples are copied (at most jitprof.max_hotspots rows
  * per snapshot, 5,000 by default); an entry absent from a snapshot had none.
  *
- * Installing, local mode (the monitored server is its own repository):
- *   in the PoWA database, after CREATE EXTENSION powa and CREATE EXTENSION
- *   jitprof:   \i jitprof_powa.sql   then   SELECT powa_jitprof_register();
- * Remote mode (powa-collector on the repository snapshots other servers):
- *   on the repository, \i jitprof_powa.sql once, and for every monitored
- *   server SELECT powa_jitprof_register(<its srvid in powa_servers>);
- *   on every monitored server, in the database powa-collector connects to
- *   (where powa and jitprof are created), \i jitprof_powa.sql too: the
- *   collector calls public.powa_jitprof_src(0) there.
- * The file runs in one transaction and fails if it was installed already.
+ * What depends on PoWA 4 (a port to another PoWA major version starts
+ * here): the foreign keys to powa_servers; powa_jitprof_register() and
+ * powa_jitprof_unregister(), which write PoWA 4's powa_extensions and
+ * powa_functions; and the calls to powa_log(),
+ * powa_prevent_concurrent_snapshot() and powa_get_server_retention().
+ * The rest reads only jitprof and this extension's own tables.
+ *
+ * The objects are those of integrations/powa/jitprof_powa.sql, the script
+ * jitprof shipped before this extension existed;
+ * jitprof_powa--unpackaged--1.0.sql adopts them where that script was run.
+ * Later versions change them only through update scripts that keep the
+ * tables' rows (doc/monitoring.md).
  */
-\set ON_ERROR_STOP on
-BEGIN;
-
-SET LOCAL search_path = public, pg_catalog;
+\echo Use "CREATE EXTENSION jitprof_powa" to load this file. \quit
 
 -- one entry's running totals at one snapshot
 CREATE TYPE public.powa_jitprof_type AS (
@@ -116,6 +115,12 @@ CREATE TABLE public.powa_jitprof_snapshots (
 	ts timestamp with time zone NOT NULL,
 	PRIMARY KEY (srvid, ts)
 );
+
+-- pg_dump dumps the rows of these (they are the history), not their
+-- definitions; powa_jitprof_src_tmp holds rows only during a snapshot
+SELECT pg_catalog.pg_extension_config_dump('public.powa_jitprof_history_current', '');
+SELECT pg_catalog.pg_extension_config_dump('public.powa_jitprof_history', '');
+SELECT pg_catalog.pg_extension_config_dump('public.powa_jitprof_snapshots', '');
 
 CREATE FUNCTION public.powa_jitprof_src(IN _srvid integer,
 	OUT ts timestamp with time zone,
@@ -372,4 +377,3 @@ GROUP BY d.srvid, d.ts, d.dbid, d.queryid, d.plan_node_id, d.node_type,
 HAVING sum(CASE WHEN d.continues THEN d.total_samples - d.p_total ELSE d.total_samples END) > 0
 	OR sum(CASE WHEN d.continues THEN d.query_samples - d.p_query ELSE d.query_samples END) > 0;
 
-COMMIT;
