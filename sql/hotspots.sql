@@ -14,6 +14,27 @@ SET jitprof.sample_rate = 'often';
 SET jitprof.max_hotspots = 100;
 SET jitprof.sample_rate = 1000;
 
+-- Shared memory: each table is one named allocation, sized from its cap and
+-- the build's entry size (jitprof_status), between cap x (entry + 8 bytes
+-- of bucket) and 128 spare entries, 17 bytes per entry and 4 kB more; the
+-- named allocations are all the store requested.
+SELECT v.name, a.size >= v.cap * (s.value::bigint + 8) AS holds_cap,
+       a.size <= (v.cap + 128) * (s.value::bigint + 17) + 4096 AS no_more
+  FROM (VALUES
+          ('jitprof hotspots', current_setting('jitprof.max_hotspots')::bigint,
+           'store_hotspot_entry_bytes'),
+          ('jitprof plan nodes', current_setting('jitprof.max_plan_nodes')::bigint,
+           'store_plan_node_entry_bytes'),
+          ('jitprof steps', current_setting('jitprof.max_steps')::bigint,
+           'store_step_entry_bytes')) AS v(name, cap, stat)
+  JOIN jitprof_status s ON s.name = v.stat
+  LEFT JOIN pg_shmem_allocations a ON a.name = v.name
+  ORDER BY 1;
+SELECT count(*) AS named,
+       sum(allocated_size) = (SELECT value::bigint FROM jitprof_status
+                              WHERE name = 'store_shmem_bytes') AS all_requested
+  FROM pg_shmem_allocations WHERE name LIKE 'jitprof %';
+
 CREATE TABLE hs_t AS
   SELECT g AS id, (g % 97)::float8 AS x FROM generate_series(1, 20000) g;
 SELECT count(*) FROM hs_t WHERE x * x + 3 * x > 100;

@@ -5,7 +5,8 @@
  *
  * jitprof_status() lists facts as name/value rows; jitprof_functions()
  * lists the most recently linked functions with their origin.  Both describe
- * the calling backend only.  The linker, LLVM and gdb facts come from
+ * the calling backend only, but for jitprof_status' store_* rows: the shared
+ * memory of the hotspot store.  The linker, LLVM and gdb facts come from
  * jitprof_llvm.so once the provider has loaded it; before that they are
  * "none" and zeroes (asking never loads LLVM).
  *
@@ -24,6 +25,7 @@
 #include "utils/builtins.h"
 
 #include "jitprof.h"
+#include "store.h"
 
 PG_FUNCTION_INFO_V1(jitprof_status_1_0);
 PG_FUNCTION_INFO_V1(jitprof_functions_1_0);
@@ -73,6 +75,7 @@ jitprof_status_1_0(PG_FUNCTION_ARGS)
 	JitprofArenaStats arena;
 	JitprofGdbCounters gdb;
 	JitprofLinkerKind linker = JP_LINKER_NONE;
+	JpStoreSizes sizes;
 
 	InitMaterializedSRF(fcinfo, 0);
 	Assert(rsinfo->setDesc->natts == STATUS_COLS);
@@ -85,6 +88,7 @@ jitprof_status_1_0(PG_FUNCTION_ARGS)
 		jp_llvm->gdb_counters(&gdb);
 		linker = jp_llvm->linker_in_use();
 	}
+	jp_store_sizes(&sizes);
 
 	put_status(rsinfo, "linker", linker_name(linker));
 	put_status(rsinfo, "llvm_version",
@@ -156,6 +160,12 @@ jitprof_status_1_0(PG_FUNCTION_ARGS)
 	put_status_u64(rsinfo, "gdb_register_us", gdb.register_us);
 	put_status_u64(rsinfo, "gdb_unregister_us",
 				   gdb.unregister_us);
+	put_status_u64(rsinfo, "store_shmem_bytes", sizes.shmem_bytes);
+	put_status_u64(rsinfo, "store_hotspot_entry_bytes",
+				   sizes.hotspot_entry_bytes);
+	put_status_u64(rsinfo, "store_plan_node_entry_bytes",
+				   sizes.plan_node_entry_bytes);
+	put_status_u64(rsinfo, "store_step_entry_bytes", sizes.step_entry_bytes);
 
 	return (Datum) 0;
 }

@@ -25,6 +25,12 @@
  * query.  Rows that find no room are counted (plan_nodes_dropped,
  * steps_dropped), never made room for.
  *
+ * Each table has its own named shared-memory allocation ("jitprof
+ * hotspots", "jitprof plan nodes", "jitprof steps"; the counters and the
+ * lock's address are "jitprof store header"), sized at start for its cap,
+ * so that pg_shmem_allocations shows what each costs.  A table's entries are
+ * taken from it as the table grows, so the pages are touched only when used.
+ *
  * Capacity is jitprof.max_hotspots entries.  When a new entry does not fit,
  * the 5% of entries with the fewest samples (inclusive samples for a
  * function, the query's samples for a query's summary row) are evicted, the
@@ -32,17 +38,22 @@
  * many went.
  *
  * With jitprof.save on, the postmaster writes the store to
- * pg_stat/jitprof.stat at clean shutdown and reads it back (then removes
- * it) at start.  The file has a magic number, a format version, the entry
- * size and a CRC-32C of everything; the plan-node rows follow the entries.  It is opened without following
+ * pg_stat/jitprof.stat at clean shutdown (to jitprof.stat.tmp, then renamed
+ * over it) and reads it back (then removes it) at start.  The file has a
+ * magic number, a format version, the entry size and a CRC-32C of
+ * everything; the counters, then the hotspot, plan-node and step rows follow
+ * the header, all data and no pointer.  It is opened without following
  * symbolic links and without blocking, must be a regular file, and its size
  * must match the entry count of its header before anything is allocated; a
  * file failing any check is ignored with a WARNING.  When the file holds
  * more entries than jitprof.max_hotspots (the setting was lowered), the
  * entries eviction would keep are loaded, each query's summary row with its
- * functions, and the rest are counted as evictions and logged.  After a crash, shared memory is reinitialised and the store
- * starts empty: nothing is written on a crash, and the last file was
- * removed when it was loaded.
+ * functions, and the rest are counted as evictions and logged.  After a
+ * crash, shared memory is reinitialised and the store starts empty: nothing
+ * is written on a crash, and the last file was removed when it was loaded,
+ * as pg_stat_statements does with its own.  A postmaster killed while saving
+ * is such a crash: the jitprof.stat.tmp it leaves is removed at the next
+ * start, with one LOG line saying that the statistics were lost.
  *
  *-------------------------------------------------------------------------
  */
@@ -67,6 +78,7 @@
 #include "store.h"
 
 #define STORE_FILE		PGSTAT_STAT_PERMANENT_DIRECTORY "/jitprof.stat"
+#define STORE_TMP_FILE	STORE_FILE ".tmp"
 #define STORE_MAGIC		0x4A505354	/* "JPST" */
 #define STORE_VERSION	4
 /* version 3 files (jitprof 1.1) have no step rows, and a shorter header */
@@ -81,12 +93,50 @@ typedef struct StoreShared
 	JpSamplerHealth health;
 	int64		evictions;
 	TimestampTz stats_reset;
-	/* added in file version 4: keep it last (see store_load) */
 	int64		steps_dropped;	/* step rows that found no room */
 } StoreShared;
 
-/* StoreShared as a version 3 file has it */
-#define STORE_SHARED_SIZE_V3	offsetof(StoreShared, steps_dropped)
+/*
+ * The counters of StoreShared as a file holds them: data only.  Files that
+ * jitprof 1.1 and earlier builds of format 4 wrote hold the lock's address
+ * in "reserved" (they wrote StoreShared whole).  It was never read back, so
+ * the layout and the format number stay, and either kind of file loads in
+ * either build.
+ */
+typedef struct StoreFileCounters
+{
+	uint64		reserved;		/* zero */
+	JpSamplerHealth health;
+	int64		evictions;
+	TimestampTz stats_reset;
+	/* added in file version 4: keep it last (see store_load) */
+	int64		steps_dropped;
+} StoreFileCounters;
+
+/* StoreFileCounters as a version 3 file has it */
+#define STORE_COUNTERS_SIZE_V3	offsetof(StoreFileCounters, steps_dropped)
+
+/*
+ * One shared hash table and everything it will ever use, in one named
+ * shared-memory allocation, so that pg_shmem_allocations shows what each
+ * table costs.  (ShmemInitHash names only a table's header and directory:
+ * its buckets and entries come from ShmemAlloc and show as <anonymous>.)
+ * The table's header follows this struct; dynahash takes the rest, through
+ * table_alloc, as the table grows.
+ */
+typedef struct StoreTable
+{
+	Size		size;			/* of the whole allocation */
+	Size		used;			/* handed out so far, this struct included */
+} StoreTable;
+
+/*
+ * A table starts with TABLE_FIRST_ENTRIES entries and grows by dynahash's
+ * chunks of 32 to 63 entries, so its last chunk may end up to 62 entries
+ * past its cap: its allocation has room for TABLE_SPARE_ENTRIES more.
+ */
+#define TABLE_FIRST_ENTRIES	32
+#define TABLE_SPARE_ENTRIES	64
 
 /* a query's summary row in a saved file, found by its key */
 typedef struct SavedSummary
@@ -123,6 +173,9 @@ static StoreShared *store = NULL;
 static HTAB *store_hash = NULL;
 static HTAB *node_hash = NULL;	/* plan-node rows, under the same lock */
 static HTAB *step_hash = NULL;	/* step rows, under the same lock */
+static StoreTable *store_table = NULL;	/* where store_hash lives */
+static StoreTable *node_table = NULL;
+static StoreTable *step_table = NULL;
 
 static shmem_request_hook_type prev_shmem_request_hook = NULL;
 static shmem_startup_hook_type prev_shmem_startup_hook = NULL;
@@ -133,17 +186,31 @@ static void remove_orphan_steps(void);
 static inline JpStoreEntry *step_function(const JpStoreStepKey *skey);
 static inline JpStoreEntry *node_query(const JpStoreNodeKey *nkey);
 
+/*
+ * The shared memory a table of at most max_entries entries needs: its
+ * header, directory, bucket segments and entries as dynahash sizes them
+ * (hash_estimate_size), for the entries it may take beyond its cap too.
+ */
+static Size
+table_size(long max_entries, Size entrysize)
+{
+	return add_size(MAXALIGN(sizeof(StoreTable)),
+					hash_estimate_size(max_entries + TABLE_SPARE_ENTRIES,
+									   entrysize));
+}
+
+/* ShmemInitStruct rounds every allocation up to a cache line */
 static Size
 store_memsize(void)
 {
-	Size		size = MAXALIGN(sizeof(StoreShared));
+	Size		size = CACHELINEALIGN(sizeof(StoreShared));
 
-	size = add_size(size, hash_estimate_size(jitprof_max_hotspots,
-											 sizeof(JpStoreEntry)));
-	size = add_size(size, hash_estimate_size(jitprof_max_plan_nodes,
-											 sizeof(JpStoreNodeEntry)));
-	size = add_size(size, hash_estimate_size(jitprof_max_steps,
-											 sizeof(JpStoreStepEntry)));
+	size = add_size(size, CACHELINEALIGN(table_size(jitprof_max_hotspots,
+													sizeof(JpStoreEntry))));
+	size = add_size(size, CACHELINEALIGN(table_size(jitprof_max_plan_nodes,
+													sizeof(JpStoreNodeEntry))));
+	size = add_size(size, CACHELINEALIGN(table_size(jitprof_max_steps,
+													sizeof(JpStoreStepEntry))));
 	return size;
 }
 
@@ -340,6 +407,31 @@ read_all(int fd, void *buf, size_t len)
 }
 
 /*
+ * Remove the temporary file of a save that did not finish (the postmaster
+ * was killed while writing it), and say so: the statistics it was writing
+ * are lost.  Only the postmaster writes it, at shutdown, so any regular file
+ * there at start is such a leftover; anything else there is not jitprof's,
+ * and the next save replaces it.  Returns whether there was one.
+ */
+static bool
+remove_interrupted_save(void)
+{
+	struct stat st;
+
+	if (lstat(STORE_TMP_FILE, &st) != 0 || !S_ISREG(st.st_mode))
+		return false;
+	if (unlink(STORE_TMP_FILE) != 0)
+	{
+		ereport(LOG,
+				(errcode_for_file_access(),
+				 errmsg("could not remove incomplete jitprof statistics file \"%s\": %m",
+						STORE_TMP_FILE)));
+		return false;
+	}
+	return true;
+}
+
+/*
  * Read the file saved at the last clean shutdown.  Runs in the postmaster
  * before any backend exists, so no lock is needed.  Anything wrong with the
  * file is a WARNING and an empty store, never an error and never a wait:
@@ -359,16 +451,29 @@ store_load(void)
 	JpStoreEntry *entries = NULL;
 	JpStoreNodeEntry *nodes = NULL;
 	JpStoreStepEntry *steps = NULL;
-	StoreShared saved;
+	StoreFileCounters saved;
 	size_t		header_size;
-	size_t		shared_size;
+	size_t		counters_size;
 	uint64		expected;
 	int64		dropped;
+	bool		interrupted = remove_interrupted_save();
+	int			open_errno;
 
 	fd = OpenTransientFile(STORE_FILE,
 						   O_RDONLY | O_NONBLOCK | O_NOFOLLOW | PG_BINARY);
+	open_errno = errno;
+	/* jitprof.stat is there only if the last start did not load it */
+	if (interrupted)
+		ereport(LOG,
+				(errmsg("removed incomplete jitprof statistics file \"%s\" left by an interrupted save",
+						STORE_TMP_FILE),
+				 fd < 0 ?
+				 errdetail("The statistics the server held when it last stopped were lost. Hotspot statistics start empty.") :
+				 errdetail("The statistics the server held when it last stopped were lost. Hotspot statistics are read from the older file \"%s\".",
+						   STORE_FILE)));
 	if (fd < 0)
 	{
+		errno = open_errno;
 		if (errno == ELOOP)
 			ereport(WARNING,
 					(errmsg("ignoring jitprof statistics file \"%s\" because it is a symbolic link",
@@ -414,11 +519,11 @@ store_load(void)
 		goto done;
 	}
 	header_size = STORE_HEADER_SIZE_V3;
-	shared_size = STORE_SHARED_SIZE_V3;
+	counters_size = STORE_COUNTERS_SIZE_V3;
 	if (header.magic == STORE_MAGIC && header.version == STORE_VERSION)
 	{
 		header_size = sizeof(header);
-		shared_size = sizeof(StoreShared);
+		counters_size = sizeof(StoreFileCounters);
 		if (st.st_size < (off_t) header_size ||
 			!read_all(fd, (char *) &header + STORE_HEADER_SIZE_V3,
 					  header_size - STORE_HEADER_SIZE_V3))
@@ -441,7 +546,7 @@ store_load(void)
 	}
 
 	/* trust the entry count only if the file's size agrees with it */
-	expected = header_size + shared_size + sizeof(pg_crc32c);
+	expected = header_size + counters_size + sizeof(pg_crc32c);
 	if (header.nentries < 0 || header.nnodes < 0 || header.nsteps < 0 ||
 		header.nentries > (int64) ((PG_INT64_MAX / 4 - expected) / sizeof(JpStoreEntry)) ||
 		header.nnodes > (int64) ((PG_INT64_MAX / 4) / sizeof(JpStoreNodeEntry)) ||
@@ -463,12 +568,12 @@ store_load(void)
 	INIT_CRC32C(crc);
 	COMP_CRC32C(crc, &header, header_size);
 	memset(&saved, 0, sizeof(saved));
-	if (!read_all(fd, &saved, shared_size))
+	if (!read_all(fd, &saved, counters_size))
 	{
 		store_file_bad(gettext_noop("The file could not be read completely. It has been removed, and hotspot statistics start empty."));
 		goto done;
 	}
-	COMP_CRC32C(crc, &saved, shared_size);
+	COMP_CRC32C(crc, &saved, counters_size);
 
 	entries = palloc_extended(Max(header.nentries, 1) * sizeof(JpStoreEntry),
 							  MCXT_ALLOC_HUGE | MCXT_ALLOC_NO_OOM);
@@ -550,13 +655,14 @@ store_save(int code, Datum arg)
 	JpStoreNodeEntry *nentry;
 	JpStoreStepEntry *sentry;
 	StoreFileHeader header;
+	StoreFileCounters counters;
 	pg_crc32c	crc;
 
 	if (code != 0 || !jitprof_save || store == NULL)
 		return;
 
-	(void) unlink(STORE_FILE ".tmp");
-	fd = OpenTransientFilePerm(STORE_FILE ".tmp",
+	(void) unlink(STORE_TMP_FILE);
+	fd = OpenTransientFilePerm(STORE_TMP_FILE,
 							   O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | PG_BINARY,
 							   pg_file_create_mode);
 	if (fd < 0)
@@ -573,11 +679,17 @@ store_save(int code, Datum arg)
 	header.step_entry_size = sizeof(JpStoreStepEntry);
 	header.nsteps = hash_get_num_entries(step_hash);
 
+	memset(&counters, 0, sizeof(counters));
+	counters.health = store->health;
+	counters.evictions = store->evictions;
+	counters.stats_reset = store->stats_reset;
+	counters.steps_dropped = store->steps_dropped;
+
 	INIT_CRC32C(crc);
 	COMP_CRC32C(crc, &header, sizeof(header));
-	COMP_CRC32C(crc, store, sizeof(StoreShared));
+	COMP_CRC32C(crc, &counters, sizeof(counters));
 	if (!jp_write_all(fd, &header, sizeof(header)) ||
-		!jp_write_all(fd, store, sizeof(StoreShared)))
+		!jp_write_all(fd, &counters, sizeof(counters)))
 		goto error;
 	hash_seq_init(&status, store_hash);
 	while ((entry = hash_seq_search(&status)) != NULL)
@@ -644,31 +756,109 @@ store_save(int code, Datum arg)
 	 */
 	if (lstat(STORE_FILE, &st) == 0 && !S_ISREG(st.st_mode))
 		(void) unlink(STORE_FILE);
-	(void) durable_rename(STORE_FILE ".tmp", STORE_FILE, LOG);
+	(void) durable_rename(STORE_TMP_FILE, STORE_FILE, LOG);
 	return;
 
 error:
 	ereport(LOG,
 			(errcode_for_file_access(),
 			 errmsg("could not write jitprof statistics file \"%s\": %m",
-					STORE_FILE ".tmp")));
+					STORE_TMP_FILE)));
 	if (fd >= 0)
 		CloseTransientFile(fd);
-	unlink(STORE_FILE ".tmp");
+	unlink(STORE_TMP_FILE);
+}
+
+/*
+ * Hand out "request" bytes of a table's allocation, or NULL when it is used
+ * up: dynahash's allocator for that table.  It runs in the postmaster while
+ * the table is created and loaded, and then only inside hash_search() when
+ * an entry is added, under the store's lock held exclusively, so "used" (in
+ * shared memory) needs no lock of its own.  An entry that finds no room is
+ * counted by the caller like any other that does not fit.
+ */
+static void *
+table_alloc(StoreTable *table, Size request)
+{
+	void	   *p;
+
+	request = MAXALIGN(request);
+	if (request > table->size - table->used)
+		return NULL;
+	p = (char *) table + table->used;
+	table->used += request;
+	return p;
+}
+
+/* dynahash's allocator has no argument to say which table: one each */
+static void *
+store_table_alloc(Size request)
+{
+	return table_alloc(store_table, request);
+}
+
+static void *
+node_table_alloc(Size request)
+{
+	return table_alloc(node_table, request);
+}
+
+static void *
+step_table_alloc(Size request)
+{
+	return table_alloc(step_table, request);
+}
+
+/*
+ * Create (or, in a backend started by EXEC_BACKEND, attach to) the shared
+ * hash table "name" in its own named allocation, "*table".  It starts with
+ * room for TABLE_FIRST_ENTRIES entries and grows, a bucket and a chunk of
+ * entries at a time, up to max_entries: memory the kernel gave zeroed is
+ * touched only when used, so start-up does not write a free list through
+ * all of it (for the largest caps, 4.7 GB and most of 17 s).
+ */
+static HTAB *
+table_create(const char *name, long max_entries, Size keysize,
+			 Size entrysize, HashAllocFunc alloc, StoreTable **table)
+{
+	Size		size = table_size(max_entries, entrysize);
+	int			flags = HASH_ELEM | HASH_BLOBS | HASH_SHARED_MEM |
+	HASH_ALLOC | HASH_DIRSIZE;
+	HASHCTL		info;
+	bool		found;
+
+	*table = ShmemInitStruct(name, size, &found);
+
+	info.keysize = keysize;
+	info.entrysize = entrysize;
+	/* a shared table's directory cannot grow: sized for the cap */
+	info.dsize = info.max_dsize =
+		hash_select_dirsize(max_entries + TABLE_SPARE_ENTRIES);
+	info.alloc = alloc;
+	info.hctl = (HASHHDR *) ((char *) *table + MAXALIGN(sizeof(StoreTable)));
+	if (found)
+		flags |= HASH_ATTACH;
+	else
+	{
+		(*table)->size = size;
+		(*table)->used = MAXALIGN(sizeof(StoreTable)) +
+			MAXALIGN(hash_get_shared_size(&info, flags));
+	}
+	return hash_create(name, TABLE_FIRST_ENTRIES, &info, flags);
 }
 
 static void
 store_shmem_startup(void)
 {
 	bool		found;
-	HASHCTL		info;
 
 	if (prev_shmem_startup_hook)
 		prev_shmem_startup_hook();
 
 	LWLockAcquire(AddinShmemInitLock, LW_EXCLUSIVE);
 
-	store = ShmemInitStruct("jitprof store", sizeof(StoreShared), &found);
+	store = ShmemInitStruct("jitprof store header", sizeof(StoreShared),
+							&found);
 	if (!found)
 	{
 		memset(store, 0, sizeof(StoreShared));
@@ -676,21 +866,15 @@ store_shmem_startup(void)
 		store->stats_reset = GetCurrentTimestamp();
 	}
 
-	info.keysize = sizeof(JpStoreKey);
-	info.entrysize = sizeof(JpStoreEntry);
-	store_hash = ShmemInitHash("jitprof hotspots",
-							   jitprof_max_hotspots, jitprof_max_hotspots,
-							   &info, HASH_ELEM | HASH_BLOBS);
-	info.keysize = sizeof(JpStoreNodeKey);
-	info.entrysize = sizeof(JpStoreNodeEntry);
-	node_hash = ShmemInitHash("jitprof plan nodes",
-							  jitprof_max_plan_nodes, jitprof_max_plan_nodes,
-							  &info, HASH_ELEM | HASH_BLOBS);
-	info.keysize = sizeof(JpStoreStepKey);
-	info.entrysize = sizeof(JpStoreStepEntry);
-	step_hash = ShmemInitHash("jitprof steps",
-							  jitprof_max_steps, jitprof_max_steps,
-							  &info, HASH_ELEM | HASH_BLOBS);
+	store_hash = table_create("jitprof hotspots", jitprof_max_hotspots,
+							  sizeof(JpStoreKey), sizeof(JpStoreEntry),
+							  store_table_alloc, &store_table);
+	node_hash = table_create("jitprof plan nodes", jitprof_max_plan_nodes,
+							 sizeof(JpStoreNodeKey), sizeof(JpStoreNodeEntry),
+							 node_table_alloc, &node_table);
+	step_hash = table_create("jitprof steps", jitprof_max_steps,
+							 sizeof(JpStoreStepKey), sizeof(JpStoreStepEntry),
+							 step_table_alloc, &step_table);
 
 	LWLockRelease(AddinShmemInitLock);
 
@@ -1306,4 +1490,20 @@ jp_store_reset(void)
 	store->steps_dropped = 0;
 	store->stats_reset = GetCurrentTimestamp();
 	LWLockRelease(store->lock);
+}
+
+/* one entry of a table: dynahash's element header, then the entry */
+static inline uint64
+element_bytes(Size entrysize)
+{
+	return MAXALIGN(sizeof(HASHELEMENT)) + MAXALIGN(entrysize);
+}
+
+void
+jp_store_sizes(JpStoreSizes *sizes)
+{
+	sizes->shmem_bytes = jp_store_available() ? store_memsize() : 0;
+	sizes->hotspot_entry_bytes = element_bytes(sizeof(JpStoreEntry));
+	sizes->plan_node_entry_bytes = element_bytes(sizeof(JpStoreNodeEntry));
+	sizes->step_entry_bytes = element_bytes(sizeof(JpStoreStepEntry));
 }

@@ -170,6 +170,19 @@ typedef struct JpSamplerHealth
 	int64		plan_nodes_dropped; /* plan-node rows that found no room */
 } JpSamplerHealth;
 
+/*
+ * The store's shared memory: what it requested in all, and the bytes one
+ * entry of each table takes (dynahash's element header and the entry; the
+ * table's bucket array adds 8 to 16 bytes per entry).
+ */
+typedef struct JpStoreSizes
+{
+	uint64		shmem_bytes;	/* 0 without the store */
+	uint64		hotspot_entry_bytes;
+	uint64		plan_node_entry_bytes;
+	uint64		step_entry_bytes;
+} JpStoreSizes;
+
 /* store.c */
 extern int	jitprof_max_hotspots;
 extern bool jitprof_save;
@@ -223,6 +236,7 @@ jp_share_pct(int64 part, int64 whole)
 extern void jp_store_health(JpSamplerHealth *health, int64 *evictions,
 							int64 *entries, TimestampTz *stats_reset);
 extern void jp_store_reset(void);
+extern void jp_store_sizes(JpStoreSizes *sizes);
 extern uint32 jp_store_discriminator(const char *symbol);
 
 /* sampler_hooks.c */

@@ -1,8 +1,10 @@
 # The hotspot store across server restarts: a clean restart keeps every
 # counter (pg_stat/jitprof.stat); jitprof.save = off does not; a corrupt or
-# foreign file is ignored with a WARNING; and after a backend is killed with
+# foreign file is ignored with a WARNING; after a backend is killed with
 # SIGKILL mid-query the cluster recovers, with the store reinitialised empty
-# (shared memory is rebuilt and the file is written only at clean shutdown).
+# (shared memory is rebuilt and the file is written only at clean shutdown);
+# the file holds no pointer; and the temporary file of an interrupted save is
+# removed with one LOG line, an older good file still loading.
 use strict;
 use warnings;
 
@@ -102,6 +104,59 @@ SELECT max(compilations) FROM jitprof_hotspots WHERE queryid = $qid}),
 	'1', 'the store was reinitialised by the crash restart');
 cmp_ok($node->safe_psql('postgres', 'SELECT count(*) FROM jitprof_hotspots'), '>', 0,
 	'and collects again');
+
+# The saved file holds data only: the 8 bytes after the 56-byte format-4
+# header were the address of the store's lock, and are now zero.
+$node->safe_psql('postgres', $query);
+my $saved = $node->safe_psql('postgres', $snapshot);
+like($saved, qr/\|2$/m, 'the query ran twice since the crash');
+$node->stop;
+$data = slurp_file($file);
+is((unpack('L2', $data))[1], 4, 'the saved file has format 4');
+is(unpack('H*', substr($data, 56, 8)), '0' x 16,
+	'where the lock\'s address was written, the file holds zeros');
+
+# A save interrupted by killing the postmaster leaves jitprof.stat.tmp (0
+# bytes here, as one was seen).  Beside a good file: one LOG line, and the
+# good file is loaded.
+my $interrupted = qr/LOG:  removed incomplete jitprof statistics file "pg_stat\/jitprof\.stat\.tmp" left by an interrupted save/;
+sub leave_tmp
+{
+	open my $tmp, '>', "$file.tmp" or die "$file.tmp: $!";
+	close $tmp;
+}
+leave_tmp();
+$offset = -s $node->logfile;
+$node->start;
+my $log = slurp_file($node->logfile, $offset);
+is(scalar(() = $log =~ /$interrupted/g), 1,
+	'a leftover temporary file beside a good file is logged once');
+like($log,
+	qr/DETAIL:  The statistics the server held when it last stopped were lost\. Hotspot statistics are read from the older file "pg_stat\/jitprof\.stat"\./,
+	'saying the older file is read');
+ok(!-e "$file.tmp", 'the temporary file is removed');
+is($node->safe_psql('postgres', $snapshot), $saved, 'and the good file is loaded');
+
+# Without a good file (the last start loaded and removed it, as always
+# unless jitprof.save was off): one LOG line, and the store starts empty.
+$node->stop;
+unlink $file or die "$file: $!";
+leave_tmp();
+$offset = -s $node->logfile;
+$node->start;
+$log = slurp_file($node->logfile, $offset);
+is(scalar(() = $log =~ /$interrupted/g), 1,
+	'a leftover temporary file alone is logged once');
+like($log,
+	qr/DETAIL:  The statistics the server held when it last stopped were lost\. Hotspot statistics start empty\./,
+	'saying the statistics start empty');
+unlike($log, qr/WARNING/, 'with no WARNING');
+ok(!-e "$file.tmp", 'the temporary file is removed');
+is($node->safe_psql('postgres', $snapshot), '', 'and the store is empty');
+$offset = -s $node->logfile;
+$node->restart;
+unlike(slurp_file($node->logfile, $offset), $interrupted,
+	'the next start has nothing to say');
 
 $node->stop;
 done_testing();

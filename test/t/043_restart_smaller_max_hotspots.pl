@@ -2,6 +2,8 @@
 # eviction would keep (most samples first, most recently seen first among
 # equals), keeps each query's summary row with its functions' rows, counts
 # the others as evictions and logs how many were dropped (issue 9, case 8).
+# The hotspot table's named shared memory follows the cap, and no part of
+# it is <anonymous>.
 use strict;
 use warnings;
 
@@ -62,6 +64,14 @@ for my $qid (@heavy_ids)
 	cmp_ok($before_queries{$qid}[1], '>', 20, "heavy query $qid has many samples");
 }
 
+# The store's shared memory, as pg_shmem_allocations names it.
+my $shmem_sql = q{
+SELECT string_agg(format('%s=%s', name, size), ',')
+  FROM pg_shmem_allocations WHERE name = '<anonymous>' OR name LIKE 'jitprof %'};
+my %shmem_before = map { split /=/ } split /,/,
+  $node->safe_psql('postgres', $shmem_sql);
+my $entry_bytes = status_value($node, 'store_hotspot_entry_bytes');
+
 # Restart with a cap of 100 entries.
 $node->append_conf('postgresql.conf', "jitprof.max_hotspots = 100\n");
 $node->stop;
@@ -80,6 +90,27 @@ cmp_ok($entries, '<=', 100, 'no more entries than the new cap');
 cmp_ok($entries, '>=', 98, 'and the cap is used');
 is($entries, $saved - $dropped, 'the log counts every entry not loaded');
 is($evictions, $evictions_before + $dropped, 'dropped entries are counted as evictions');
+
+# Each table is one named allocation sized from its cap: at least cap x
+# (entry + 8 bytes of bucket), at most 128 spare entries, 17 bytes of bucket
+# and directory per entry and 4 kB of header more.  A smaller cap leaves
+# <anonymous> as it was: no part of the tables is unnamed.
+my %shmem_after = map { split /=/ } split /,/,
+  $node->safe_psql('postgres', $shmem_sql);
+for my $case ([ 2000, \%shmem_before ], [ 100, \%shmem_after ])
+{
+	my ($cap, $shmem) = @$case;
+	my $size = $shmem->{'jitprof hotspots'} // 0;
+	cmp_ok($size, '>=', $cap * ($entry_bytes + 8),
+		"\"jitprof hotspots\" holds $cap entries of $entry_bytes bytes ($size bytes)");
+	cmp_ok($size, '<=', ($cap + 128) * ($entry_bytes + 17) + 4096,
+		'and not much more');
+}
+is($shmem_after{'<anonymous>'}, $shmem_before{'<anonymous>'},
+	'a smaller jitprof.max_hotspots leaves <anonymous> shared memory unchanged');
+is(join(',', sort keys %shmem_after),
+	'<anonymous>,jitprof hotspots,jitprof plan nodes,jitprof steps,jitprof store header',
+	'each of jitprof\'s tables and the store header has its own name');
 
 my %after_rows = map { my @f = split /\|/; ("$f[0]|$f[1]" => [ $f[2], $f[3] ]) }
   split /\n/, $node->safe_psql('postgres', $rows_sql);
