@@ -11,6 +11,14 @@ SET jitprof.linker = rtdyld;
 SHOW jitprof.linker;
 RESET jitprof.linker;
 
+-- A jitprof.jitdump_dir too long for the files jitprof creates under it is
+-- refused at SET: at most 961 bytes (MAXPGPATH, 1024, less the step file's
+-- path under it with a 10-digit PID and the terminating zero byte).
+SELECT length(set_config('jitprof.jitdump_dir', '/' || repeat('d', 960), false));
+SELECT length(set_config('jitprof.jitdump_dir', '/' || repeat('d', 961), false));
+SET jitprof.jitdump_dir = '';
+RESET jitprof.jitdump_dir;
+
 -- Only superusers may change what jitprof does.
 CREATE ROLE jitprof_plain;
 SET ROLE jitprof_plain;

@@ -128,6 +128,21 @@ extern PGDLLEXPORT void _PG_init(void);
 
 /* sink_io.c: file output for the sinks (never throws) */
 extern bool jp_write_all(int fd, const void *buf, size_t len);
+extern bool jp_path_format(char *buf, size_t size, const char *fmt,...)
+			pg_attribute_printf(3, 4);
+extern bool jp_debug_dirs(const char *dir, char *jit_dir, bool report);
+extern bool jp_make_temp_dir(char *tmpl, bool report);
+
+/*
+ * The longest path jitprof makes under jitprof.jitdump_dir is the step
+ * file's (steps.c), with a 10-digit PID; the jitdump file's (sink_jitdump.c)
+ * is shorter.  A directory no longer than this leaves room for both in
+ * MAXPGPATH, whatever the backend's PID.
+ */
+#define JP_JITDUMP_LONGEST_SUFFIX \
+	"/.debug/jit/jitprof-steps-YYYYMMDD-XXXXXX/steps-2147483647.txt"
+#define JP_JITDUMP_DIR_MAXLEN \
+	((int) (MAXPGPATH - sizeof(JP_JITDUMP_LONGEST_SUFFIX)))
 
 /* range_set.c: ranges a file sink has written (never throws) */
 typedef struct JitprofRange

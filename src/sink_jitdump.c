@@ -24,9 +24,12 @@
  * its jitted-*.so files.  The intermediate .debug and .debug/jit directories
  * may sit in a shared directory such as /tmp, so they must be real
  * directories (not symlinks) owned by the server's OS user or by root, and
- * not writable by others unless they have the sticky bit.  The executable
- * mapping is refused on a file system mounted noexec (a common hardening
- * of /tmp): that is checked first, and reported as such.
+ * not writable by others unless they have the sticky bit (jp_debug_dirs(),
+ * shared with the step file).  The executable mapping is refused on a file
+ * system mounted noexec (a common hardening of /tmp): that is checked
+ * first, and reported as such.  A directory too long for the dump's path
+ * is refused by SET (check_jitdump_dir), or, when it is the default from
+ * JITDUMPDIR, before anything is created.
  *
  * The sink is on when jitprof.perf_jitdump is on, and also when the stock
  * jit_profiling_support is on: llvmjit's own perf listener cannot see code
@@ -227,68 +230,20 @@ dump_at_exit(int code, Datum arg)
 }
 
 /*
- * Make sure "path" is a directory we may safely create files in: create it
- * if missing; it must not be a symlink, must belong to us or to root, and
- * if others may write to it, it must have the sticky bit (as /tmp has), or
- * they could rename or replace what we create in it.
+ * A jitdump_dir too long for the dump's path: refused before anything is
+ * created, rather than cut short into the path of another file.  The limit
+ * is the one SET enforces (check_jitdump_dir); a directory that comes from
+ * JITDUMPDIR, the default, is not checked there.
  */
-static bool
-ensure_private_dir(const char *path)
+static void
+report_too_long(const char *dir)
 {
-	struct stat st;
-
-	if (mkdir(path, S_IRWXU | S_IRGRP | S_IXGRP | S_IROTH | S_IXOTH) != 0 &&
-		errno != EEXIST)
-	{
-		dump_stop();
-		ereport(WARNING,
-				(errcode_for_file_access(),
-				 errmsg("could not create jitdump directory \"%s\": %m", path),
-				 errdetail("jitdump output is off for this backend."),
-				 errhint("Set jitprof.jitdump_dir to a directory the server's OS user can write to.")));
-		return false;
-	}
-	if (lstat(path, &st) != 0)
-	{
-		dump_stop();
-		ereport(WARNING,
-				(errcode_for_file_access(),
-				 errmsg("could not access jitdump directory \"%s\": %m", path),
-				 errdetail("jitdump output is off for this backend."),
-				 errhint("Set jitprof.jitdump_dir to a directory the server's OS user can write to.")));
-		return false;
-	}
-	if (!S_ISDIR(st.st_mode))
-	{
-		dump_stop();
-		ereport(WARNING,
-				(errmsg("jitdump directory \"%s\" is not a directory", path),
-				 errdetail("It is a symbolic link or another kind of file; jitdump output is off for this backend."),
-				 errhint("Remove \"%s\", or set jitprof.jitdump_dir to another directory.", path)));
-		return false;
-	}
-	if (st.st_uid != geteuid() && st.st_uid != 0)
-	{
-		dump_stop();
-		ereport(WARNING,
-				(errmsg("jitdump directory \"%s\" belongs to another user", path),
-				 errdetail("The directory belongs to user ID %d, the server runs as user ID %d; jitdump output is off for this backend.",
-						   (int) st.st_uid, (int) geteuid()),
-				 errhint("Remove \"%s\", or set jitprof.jitdump_dir to another directory.", path)));
-		return false;
-	}
-	if ((st.st_mode & (S_IWGRP | S_IWOTH)) != 0 && (st.st_mode & S_ISVTX) == 0)
-	{
-		dump_stop();
-		ereport(WARNING,
-				(errmsg("jitdump directory \"%s\" is writable by other users and has no sticky bit", path),
-				 errdetail("Its mode is %04o; jitdump output is off for this backend.",
-						   (unsigned int) (st.st_mode & 07777)),
-				 errhint("Run \"chmod go-w %s\" or \"chmod +t %s\", or set jitprof.jitdump_dir to another directory.",
-						 path, path)));
-		return false;
-	}
-	return true;
+	dump_stop();
+	ereport(WARNING,
+			(errmsg("jitprof.jitdump_dir is too long"),
+			 errdetail("It is %zu bytes long, and at most %d bytes leave room for the files jitprof creates under it; jitdump output is off for this backend.",
+					   strlen(dir), JP_JITDUMP_DIR_MAXLEN),
+			 errhint("Set jitprof.jitdump_dir to a shorter path.")));
 }
 
 /*
@@ -315,6 +270,7 @@ static bool
 dump_open(void)
 {
 	const char *dir = jitprof_jitdump_dir;
+	char		jit_dir[MAXPGPATH];
 	char		path[MAXPGPATH];
 	char		date[16];
 	time_t		now = time(NULL);
@@ -327,40 +283,42 @@ dump_open(void)
 	if (dir == NULL || dir[0] == '\0')
 		dir = "/tmp";
 
+	/* every path first: a directory too long for them creates nothing */
+	localtime_r(&now, &tm);
+	strftime(date, sizeof(date), "%Y%m%d", &tm);
+	if (!jp_path_format(path, sizeof(path), "%s/.debug/jit/jitprof-%s-XXXXXX",
+						dir, date) ||
+		!jp_path_format(dump_path, sizeof(dump_path), "%s/jit-%d.dump", path,
+						(int) dump_pid))
+	{
+		report_too_long(dir);
+		return false;
+	}
+
 	if (statvfs(dir, &vfs) == 0 && (vfs.f_flag & ST_NOEXEC) != 0)
 	{
 		report_noexec(dir);
 		return false;
 	}
-
-	snprintf(path, sizeof(path), "%s/.debug", dir);
-	if (!ensure_private_dir(path))
-		return false;
-	snprintf(path, sizeof(path), "%s/.debug/jit", dir);
-	if (!ensure_private_dir(path))
-		return false;
-	if (statvfs(path, &vfs) == 0 && (vfs.f_flag & ST_NOEXEC) != 0)
-	{
-		report_noexec(path);
-		return false;
-	}
-
-	localtime_r(&now, &tm);
-	strftime(date, sizeof(date), "%Y%m%d", &tm);
-	snprintf(path, sizeof(path), "%s/.debug/jit/jitprof-%s-XXXXXX", dir, date);
-	if (mkdtemp(path) == NULL)
+	if (!jp_debug_dirs(dir, jit_dir, true))
 	{
 		dump_stop();
-		ereport(WARNING,
-				(errcode_for_file_access(),
-				 errmsg("could not create jitdump directory \"%s\": %m", path),
-				 errdetail("jitdump output is off for this backend."),
-				 errhint("Set jitprof.jitdump_dir to a directory the server's OS user can write to.")));
+		return false;
+	}
+	if (statvfs(jit_dir, &vfs) == 0 && (vfs.f_flag & ST_NOEXEC) != 0)
+	{
+		report_noexec(jit_dir);
 		return false;
 	}
 
-	snprintf(dump_path, sizeof(dump_path), "%s/jit-%d.dump", path,
-			 (int) dump_pid);
+	if (!jp_make_temp_dir(path, true))
+	{
+		dump_stop();
+		return false;
+	}
+	/* mkdtemp() filled in the XXXXXX that dump_path starts with too */
+	memcpy(dump_path, path, strlen(path));
+
 	fd = open(dump_path, O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC,
 			  S_IRUSR | S_IWUSR);
 	if (fd < 0)
@@ -926,6 +884,26 @@ static const JitprofSink jitdump_sink = {
 	.object_freed = jitdump_object_freed,
 };
 
+/*
+ * SET refuses a directory too long for the files jitprof creates under it,
+ * whatever the backend's PID.  The default is let through (it comes from
+ * JITDUMPDIR, and refusing it would stop the server from starting): the
+ * sinks check the paths they build, and dump_open() reports it.
+ */
+static bool
+check_jitdump_dir(char **newval, void **extra, GucSource source)
+{
+	size_t		len = *newval != NULL ? strlen(*newval) : 0;
+
+	if (source == PGC_S_DEFAULT || len <= JP_JITDUMP_DIR_MAXLEN)
+		return true;
+	GUC_check_errmsg("jitprof.jitdump_dir is too long");
+	GUC_check_errdetail("It is %zu bytes long, and at most %d bytes leave room for the files jitprof creates under it.",
+						len, JP_JITDUMP_DIR_MAXLEN);
+	GUC_check_errhint("Set jitprof.jitdump_dir to a shorter path.");
+	return false;
+}
+
 void
 jp_jitdump_init(void)
 {
@@ -947,7 +925,7 @@ jp_jitdump_init(void)
 							   (env_dir && env_dir[0] != '\0') ? env_dir : "/tmp",
 							   PGC_SUSET,
 							   0,
-							   NULL, NULL, NULL);
+							   check_jitdump_dir, NULL, NULL);
 
 	DefineCustomBoolVariable("jitprof.jitdump_unwinding",
 							 "Adds JIT_CODE_UNWINDING_INFO records to the jitdump file, so that perf can unwind through JIT frames.",

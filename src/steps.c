@@ -22,12 +22,14 @@
  *
  * The step file is <jitprof.jitdump_dir>/.debug/jit/jitprof-steps-<date>-
  * <random>/steps-<pid>.txt, created by the backend's first annotated
- * function, with the directory checks of the jitdump sink (the directories
- * may be in /tmp).  It is written only while a consumer of it is on
- * (jitprof.perf_jitdump, jit_profiling_support, jitprof.gdb,
- * jit_debugging_support), which create a file per backend anyway; without
- * one, functions still get their debug information, with line numbers
- * that no file backs (counted in steps_listings_dropped).  It is written with one write() per expression and
+ * function, with the directory checks of the jitdump sink (jp_debug_dirs():
+ * the directories may be in /tmp).  A jitprof.jitdump_dir too long for its
+ * path means no file, counted, and nothing created.  It is written only
+ * while a consumer of it is on (jitprof.perf_jitdump, jit_profiling_support,
+ * jitprof.gdb, jit_debugging_support), which create a file per backend
+ * anyway; without one, functions still get their debug information, with
+ * line numbers that no file backs (counted in steps_listings_dropped).  It
+ * is written with one write() per expression and
  * capped at jitprof.jitdump_max_size: past the cap, or if it cannot be
  * created or written, listings are counted as dropped and the line numbers
  * carry on as if they had been written (they still identify the step: see
@@ -76,48 +78,27 @@ static pid_t steps_pid = 0;
 static int	steps_fd = -1;
 static char steps_dir[MAXPGPATH];
 static char steps_name[64];
+static char steps_path[MAXPGPATH];	/* steps_dir/steps_name */
 static int	steps_lines = 0;	/* lines listed so far, written or not */
 
 /* full path of this backend's step file, or NULL if it has none */
 const char *
 jp_steps_file_path(void)
 {
-	static char path[MAXPGPATH];
-
 	if (steps_pid != getpid() || steps_fd < 0)
 		return NULL;
-	snprintf(path, sizeof(path), "%s/%s", steps_dir, steps_name);
-	return path;
+	return steps_path;
 }
 
 /*
- * The directory checks of the jitdump sink, silently: a directory we may
- * create files in, not a symlink, ours or root's, and not writable by
- * others unless sticky.
+ * Open this backend's step file; false if there is none.  Silent: the
+ * jitdump sink, which uses the same directories, reports their problems.
  */
-static bool
-private_dir(const char *path)
-{
-	struct stat st;
-
-	if (mkdir(path, S_IRWXU | S_IRGRP | S_IXGRP | S_IROTH | S_IXOTH) != 0 &&
-		errno != EEXIST)
-		return false;
-	if (lstat(path, &st) != 0 || !S_ISDIR(st.st_mode))
-		return false;
-	if (st.st_uid != geteuid() && st.st_uid != 0)
-		return false;
-	if ((st.st_mode & (S_IWGRP | S_IWOTH)) != 0 && (st.st_mode & S_ISVTX) == 0)
-		return false;
-	return true;
-}
-
-/* open this backend's step file; false if there is none */
 static bool
 steps_open(void)
 {
 	const char *dir = jitprof_jitdump_dir;
-	char		path[MAXPGPATH];
+	char		jit_dir[MAXPGPATH];
 	char		date[16];
 	time_t		now = time(NULL);
 	struct tm	tm;
@@ -132,22 +113,26 @@ steps_open(void)
 
 	if (dir == NULL || dir[0] == '\0')
 		dir = "/tmp";
-	snprintf(path, sizeof(path), "%s/.debug", dir);
-	if (!private_dir(path))
-		goto fail;
-	snprintf(path, sizeof(path), "%s/.debug/jit", dir);
-	if (!private_dir(path))
-		goto fail;
 	localtime_r(&now, &tm);
 	strftime(date, sizeof(date), "%Y%m%d", &tm);
-	snprintf(steps_dir, sizeof(steps_dir),
-			 "%s/.debug/jit/jitprof-steps-%s-XXXXXX", dir, date);
-	if (mkdtemp(steps_dir) == NULL)
-		goto fail;
 	snprintf(steps_name, sizeof(steps_name), "steps-%d.txt", (int) steps_pid);
-	snprintf(path, sizeof(path), "%s/%s", steps_dir, steps_name);
-	steps_fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_APPEND | O_NOFOLLOW |
-					O_CLOEXEC, S_IRUSR | S_IWUSR | S_IRGRP | S_IROTH);
+
+	/* every path first: a directory too long for them creates nothing */
+	if (!jp_path_format(steps_dir, sizeof(steps_dir),
+						"%s/.debug/jit/jitprof-steps-%s-XXXXXX", dir, date) ||
+		!jp_path_format(steps_path, sizeof(steps_path), "%s/%s",
+						steps_dir, steps_name))
+		goto fail;
+
+	if (!jp_debug_dirs(dir, jit_dir, false))
+		goto fail;
+	if (!jp_make_temp_dir(steps_dir, false))
+		goto fail;
+	/* mkdtemp() filled in the XXXXXX that steps_path starts with too */
+	memcpy(steps_path, steps_dir, strlen(steps_dir));
+	steps_fd = open(steps_path, O_WRONLY | O_CREAT | O_EXCL | O_APPEND |
+					O_NOFOLLOW | O_CLOEXEC,
+					S_IRUSR | S_IWUSR | S_IRGRP | S_IROTH);
 	if (steps_fd < 0)
 		goto fail;
 	return true;

@@ -2,11 +2,14 @@
 # "perf record -k 1" + "perf inject --jit" turn it into symbolized
 # jitted-*.so files, perf report shows jitprof's names from them (with the
 # perf map off) and perf annotate disassembles them.  jit_profiling_support
-# turns the sink on too; an unusable directory gets a WARNING.
+# turns the sink on too; an unusable directory gets a WARNING, and one too
+# long for the paths under it is refused by SET, or (from JITDUMPDIR) with
+# a WARNING before anything is created.
 use strict;
 use warnings;
 
 use File::Find;
+use File::Path;
 use PostgreSQL::Test::Cluster;
 use PostgreSQL::Test::Utils;
 use Test::More;
@@ -104,6 +107,34 @@ like($annotate, qr/push\s+%rbp\s*\n.*mov\s+%rsp,%rbp/,
 
 sub dirname_of { my ($p) = @_; $p =~ s{/[^/]+$}{}; return $p; }
 
+# A new directory whose path is exactly $len bytes long: $base, then
+# components of at most 200 bytes (NAME_MAX is 255), none empty.
+sub long_dir
+{
+	my ($base, $len) = @_;
+	my $dir = $base;
+	die "$base is too long for $len bytes" if length($base) + 2 > $len;
+	while (length($dir) < $len)
+	{
+		my $rem = $len - length($dir);
+		my $n = $rem <= 201 ? $rem - 1 : ($rem == 202 ? 199 : 200);
+		$dir .= '/' . ('d' x $n);
+	}
+	File::Path::make_path($dir);
+	die "could not create $dir" unless -d $dir && length($dir) == $len;
+	return $dir;
+}
+
+# A header of the server under test, for constants such as MAXPGPATH.
+sub server_header
+{
+	my ($name) = @_;
+	my $pg_config = $ENV{JITPROF_BUILD_PG_CONFIG} // 'pg_config';
+	my ($inc) = run_command([ $pg_config, '--includedir-server' ]);
+	chomp $inc;
+	return "$inc/$name";
+}
+
 # --- stock jit_profiling_support = on turns the sink on ---
 {
 	my $sd = "$tmp/stock";
@@ -198,6 +229,102 @@ like($err, qr/permission denied to set parameter "jitprof\.perf_jitdump"/,
 	cmp_ok($o, '>', 0, 'jitdump_records_dropped counts what was left out');
 	my @d3 = glob("$jd3/.debug/jit/jitprof-*/jit-*.dump");
 	cmp_ok(-s $d3[0], '<=', 64 * 1024 + 16, 'the file stays under the cap (plus JIT_CODE_CLOSE)');
+}
+
+# --- a jitprof.jitdump_dir too long for the paths under it ---
+# Paths are at most MAXPGPATH - 1 bytes.  SET refuses a directory that
+# leaves no room for the longest path jitprof makes under it, the step
+# file's with a 10-digit PID; nothing is created then, not even .debug.
+my ($maxpgpath) = slurp_file(server_header('pg_config_manual.h'))
+  =~ /^#define MAXPGPATH\s+(\d+)/m;
+my $longest = length('/.debug/jit/jitprof-steps-YYYYMMDD-XXXXXX/steps-2147483647.txt');
+my $limit = $maxpgpath - 1 - $longest;
+{
+	note("MAXPGPATH $maxpgpath: jitprof.jitdump_dir at most $limit bytes");
+
+	my $at = long_dir("$tmp/set_at", $limit);
+	my $s = $node->background_psql('postgres');
+	my $spid = $s->query_safe('SELECT pg_backend_pid()');
+	my ($out) = $s->query("SET jitprof.perf_jitdump = on; SET jitprof.steps = on; "
+		  . "SET jitprof.jitdump_dir = '$at'; $small");
+	is($out, '5050', "a $limit-byte jitdump_dir: query result");
+	is($s->{stderr}, '', 'no WARNING');
+	my @d = dumps_of($at, $spid);
+	is(scalar(@d), 1, "the dump is jit-<pid>.dump");
+	is(scalar(() = glob("$at/.debug/jit/jitprof-steps-*/steps-$spid.txt")), 1,
+		'the step file, the longest path, is steps-<pid>.txt');
+	$s->quit;
+
+	my $over = long_dir("$tmp/set_over", $limit + 1);
+	my ($ret, $o, $err) = $node->psql('postgres', "SET jitprof.jitdump_dir = '$over'");
+	like($err, qr/ERROR:  jitprof\.jitdump_dir is too long\n/,
+		'one byte more: SET fails, naming the setting');
+	like($err, qr/DETAIL:  It is ${\($limit + 1)} bytes long, and at most $limit bytes leave room for the files jitprof creates under it\./,
+		'with the length and the limit');
+	like($err, qr/HINT:  Set jitprof\.jitdump_dir to a shorter path\./, 'and what to do');
+	ok(!-e "$over/.debug", 'nothing is created there');
+}
+
+# The default comes from JITDUMPDIR, which SET never sees: each backend
+# checks the paths it builds under it, before creating anything.  A dump
+# path of exactly MAXPGPATH - 1 bytes works; one byte more gets a WARNING
+# naming the setting, no file and no .debug, and the query runs.  The
+# directory's length depends on the backend's PID, which is known only once
+# it runs, while JITDUMPDIR is fixed when the server starts: it is sized
+# for the digits of the last PID seen, and once more if the backend's PID
+# has a different number of digits (PIDs crossed a power of ten or wrapped).
+{
+	my $fixed = length('/.debug/jit/jitprof-YYYYMMDD-XXXXXX/jit-.dump');
+	my $last_pid = $node->safe_psql('postgres', 'SELECT pg_backend_pid()');
+	my $n = 0;
+
+	for my $extra (0, 1)
+	{
+		my ($dir, $s, $bpid);
+		for my $attempt (1, 2)
+		{
+			$n++;
+			$dir = long_dir("$tmp/env$n",
+				$maxpgpath - 1 - $fixed - length($last_pid) + $extra);
+			local $ENV{JITDUMPDIR} = $dir;
+			$node->restart;
+			$s = $node->background_psql('postgres');
+			$bpid = $s->query_safe('SELECT pg_backend_pid()');
+			last if length($bpid) == length($last_pid);
+			$last_pid = $bpid;
+			$s->quit;
+		}
+		is(length($dir) + $fixed + length($bpid), $maxpgpath - 1 + $extra,
+			"dump path of MAXPGPATH - 1 + $extra bytes");
+		is($s->query_safe('SHOW jitprof.jitdump_dir'), $dir, 'the default is JITDUMPDIR');
+		my ($out) = $s->query("SET jitprof.perf_jitdump = on; SET jitprof.steps = on; $small; $small");
+		is($out, "5050\n5050", 'query results');
+		my $err = $s->{stderr};
+		$s->{stderr} = '';	# BackgroundPsql keeps it across queries
+		my $failures = $s->query_safe("SET jit = off; SELECT value FROM jitprof_status WHERE name = 'steps_file_failures'");
+		$s->quit;
+		is($failures, 1, 'the step file (7 bytes longer) is refused and counted');
+		is(scalar(() = glob("$dir/.debug/jit/jitprof-steps-*")), 0, 'no step file directory');
+		if ($extra == 0)
+		{
+			is($err, '', 'no WARNING');
+			my @d = glob("$dir/.debug/jit/jitprof-*/*");
+			is(scalar(@d), 1, 'one file in the dump directory');
+			like($d[0] // '', qr{/jit-$bpid\.dump$}, 'named jit-<pid>.dump, not cut short');
+			is(length($d[0] // ''), $maxpgpath - 1, 'its path is MAXPGPATH - 1 bytes long');
+		}
+		else
+		{
+			like($err, qr/WARNING:  jitprof\.jitdump_dir is too long\n/,
+				'one byte more: a WARNING naming the setting');
+			like($err, qr/DETAIL:  It is ${\length($dir)} bytes long, and at most $limit bytes leave room for the files jitprof creates under it; jitdump output is off for this backend\./,
+				'with the length and the limit');
+			like($err, qr/HINT:  Set jitprof\.jitdump_dir to a shorter path\./, 'and what to do');
+			is(scalar(() = $err =~ /WARNING/g), 1, 'one WARNING per backend');
+			ok(!-e "$dir/.debug", 'nothing is created, not even .debug');
+		}
+		$last_pid = $bpid;
+	}
 }
 
 $node->stop;
