@@ -12,6 +12,21 @@ SET jitprof.sample_rate = -1;
 SET jitprof.sample_rate = 10001;
 SET jitprof.sample_rate = 'often';
 SET jitprof.max_hotspots = 100;
+-- flush_interval is in seconds, with sub-second values kept (not rounded
+-- to 0, which means "only when the query ends"); a bare number is seconds.
+SHOW jitprof.flush_interval;
+SET jitprof.flush_interval = '100ms';
+SHOW jitprof.flush_interval;
+SET jitprof.flush_interval = 0.25;
+SHOW jitprof.flush_interval;
+SET jitprof.flush_interval = 30;
+SHOW jitprof.flush_interval;
+SET jitprof.flush_interval = 0;
+SHOW jitprof.flush_interval;
+SET jitprof.flush_interval = '-1ms';
+SET jitprof.flush_interval = '2h';
+SET jitprof.flush_interval = 'often';
+RESET jitprof.flush_interval;
 SET jitprof.sample_rate = 1000;
 
 -- Shared memory: each table is one named allocation, sized from its cap and

