@@ -180,13 +180,16 @@ if [ "$what" = all ] || [ "$what" = tap ]; then
 		mount -t tmpfs -o noexec,nosuid,nodev,size=4m,mode=0700,uid="$(id -u "$PG_OS_USER")" \
 			jitprof-noexec "$noexec_dir"
 	fi
+	# TAP files run two at a time by default (JITPROF_JOBS): most of them
+	# keep one core busy, and every one must pass on a busy machine anyway.
+	jobs=${JITPROF_JOBS:-2}
 	# prove's harness is test/lib/JitprofHarness.pm: one line per file in
 	# $summary with its result, wall time and skipped subtests.
 	summary="$work"/tap-summary.txt
 	if ! JITPROF_NOEXEC_DIR="$noexec_dir" JITPROF_TAP_SUMMARY="$summary" \
 		PERL5LIB="$work/test/lib${PERL5LIB:+:$PERL5LIB}" \
 		pgxs_installcheck REGRESS= PROVE_TESTS="${files[*]}" \
-		PROVE_FLAGS="-I test/lib --harness JitprofHarness --timer ${JITPROF_PROVE_FLAGS:-}" 2>&1 |
+		PROVE_FLAGS="-I test/lib --harness JitprofHarness --timer -j$jobs ${JITPROF_PROVE_FLAGS:-}" 2>&1 |
 		tee "$work"/tap.log; then
 		status=1
 		echo "jitprof: make installcheck (TAP) failed"

@@ -12,7 +12,7 @@ use JitprofTest;
 
 my $node = jitprof_node('midway', conf => q{
 jitprof.sample_rate = 1000
-jitprof.flush_interval = 1
+jitprof.flush_interval = 0.25
 });
 
 $node->safe_psql('postgres', q{
@@ -20,9 +20,10 @@ CREATE TABLE t AS SELECT g AS a, g % 97 AS b FROM generate_series(1, 400000) g;
 VACUUM ANALYZE t;
 });
 
-# A few seconds of CPU in one statement: a nested loop over t and a
-# 300-row series, with arithmetic in the qual and the aggregate.
-my $query = q{SELECT count(*), sum(t.a * s + t.b) FROM t, generate_series(1, 300) s
+# A few seconds of CPU in one statement, many flush intervals: a nested
+# loop over t and a 75-row series, with arithmetic in the qual and the
+# aggregate.
+my $query = q{SELECT count(*), sum(t.a * s + t.b) FROM t, generate_series(1, 75) s
  WHERE (t.a * s) % 7 <> 3 AND t.b * s > 5};
 my $plan = $node->safe_psql('postgres', "EXPLAIN (VERBOSE, COSTS OFF) $query");
 my ($qid) = $plan =~ /Query Identifier: (-?\d+)/;
@@ -80,14 +81,13 @@ cmp_ok($max_pct, '<=', 100, "shares stay percentages ($max_pct%)");
 $bg->quit;
 
 # A sub-second interval is kept: '100ms' is 0.1 s, not rounded down to 0
-# (which means "only when the query ends").  The query above over a tenth
-# of the series takes about 1.7 s of CPU time (the whole series took 16,838
-# samples at 1 kHz in a run on a 2-core machine; 19 flushes were counted
-# here), so it flushes about 17 times mid-way; without mid-query flushes
-# the count would be 2: its own end, and that of the first read of the
-# counter.
+# (which means "only when the query ends").  The query above over 30 rows
+# of the series takes about 1.7 s of CPU time (300 rows took 16,838 samples
+# at 1 kHz in a run on a 2-core machine; 19 flushes were counted here), so
+# it flushes about 17 times mid-way; without mid-query flushes the count
+# would be 2: its own end, and that of the first read of the counter.
 {
-	(my $shorter = $query) =~ s/generate_series\(1, 300\)/generate_series(1, 30)/ or die;
+	(my $shorter = $query) =~ s/generate_series\(1, 75\)/generate_series(1, 30)/ or die;
 	my $flushes_of = sub {
 		$node->safe_psql('postgres', 'SELECT flushes FROM jitprof_sampler');
 	};

@@ -14,7 +14,7 @@ use JitprofTest;
 
 my $node = jitprof_node('nodewrap', conf => q{
 jitprof.sample_rate = 1000
-jitprof.flush_interval = 1
+jitprof.flush_interval = 0.2
 });
 my $so = build_test_module('jp_nodewrap', $node->basedir);
 $node->safe_psql('postgres', qq{
@@ -23,8 +23,9 @@ CREATE TABLE t AS SELECT g AS a, g % 97 AS b FROM generate_series(1, 200000) g;
 VACUUM ANALYZE t;
 });
 
-# A few seconds of CPU in one statement: a nested loop with arithmetic.
-my $query = q{SELECT count(*), sum(t.a * s + t.b) FROM t, generate_series(1, 500) s
+# About a second of CPU in one statement, five flush intervals at least: a
+# nested loop with arithmetic.
+my $query = q{SELECT count(*), sum(t.a * s + t.b) FROM t, generate_series(1, 100) s
  WHERE (t.a * s) % 7 <> 3 AND t.b * s > 5};
 my $expected = $node->safe_psql('postgres', "SET jit = off; $query");
 # Every JIT statement (these reads too) ends with a flush that counts its
