@@ -116,8 +116,11 @@ sub run_case
 	my ($dump) = glob("$jd/.debug/jit/jitprof-*/jit-$pid.dump");
 	my ($ok) = perf_run('inject', '--jit', '-i', "$tmp/$name.data", '-o', "$tmp/$name.jit.data");
 	ok($ok, "$name: perf inject --jit ran");
+	# --no-inline: the checks need function names only, and looking up
+	# inline frames runs addr2line over libLLVM for minutes
 	my $script;
-	($ok, $script) = perf_run('script', '-i', "$tmp/$name.jit.data", '-F', 'ip,sym,dso');
+	($ok, $script) = perf_run('script', '-i', "$tmp/$name.jit.data", '-F', 'ip,sym,dso',
+		'--no-inline');
 	ok($ok, "$name: perf script ran");
 
 	# samples whose first frame is the qual, and how many reach ExecScan
@@ -136,7 +139,7 @@ sub run_case
 	}
 	my $report;
 	($ok, $report) = perf_run('report', '-i', "$tmp/$name.jit.data", '--stdio',
-		'--no-children', '-G', '--sort', 'dso,sym', '--symbols', $qual);
+		'--no-children', '-G', '--no-inline', '--sort', 'dso,sym', '--symbols', $qual);
 	ok($ok, "$name: perf report --no-children -G ran");
 	return {
 		report => $report,
