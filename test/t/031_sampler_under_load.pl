@@ -45,11 +45,14 @@ close $fh;
 
 $node->safe_psql('postgres', 'SELECT jitprof_reset()');
 
-# the reader runs until the writers are done
+# the reader runs until the writers are done.  It must die of our SIGINT
+# even where the test itself was started with SIGINT ignored (a shell's
+# background job), which its children would inherit.
 my ($rout, $rerr) = ('', '');
 my $read = IPC::Run::start(
 	[ 'pgbench', '-n', '-f', $reader, '-c', '1', '-T', '3600', '-p', $node->port,
 	  '-h', $node->host, 'postgres' ],
+	init => sub { $SIG{INT} = 'DEFAULT' },
 	'>', \$rout, '2>', \$rerr);
 
 my $wrun = run_log(
