@@ -34,14 +34,17 @@
 
 /*
  * What jitprof knows of one generated function before it is linked: where it
- * comes from in the plan.  Filled in by naming.c at compile_expr time.
+ * comes from in the plan.  Filled in by naming.c, which makes the symbol
+ * from the other fields (doc/names.md).
  */
 typedef struct JitprofOrigin
 {
 	int64		queryid;
-	int32		plan_node_id;
+	int32		plan_node_id;	/* -1 for a helper */
 	char		node_type[JP_NODE_TYPE_LEN];
 	char		role[JP_ROLE_LEN];
+	Oid			relid;			/* partition opened by tuple routing, or 0 */
+	int32		ordinal;		/* the symbol's _<n>; 1 for the first */
 	char		symbol[JP_SYMBOL_LEN];
 } JitprofOrigin;
 
@@ -253,10 +256,11 @@ extern bool jp_reader_sees_all(void);
 
 /* naming.c */
 extern void jp_naming_record_expr(ExprState *state, JitContext *context,
+								  int64 queryid,
 								  const char *const *llvm_names,
 								  const bool *is_deform, int nfunctions);
-extern bool jp_naming_take(const char *llvm_name, JitprofOrigin *origin,
-						   JitprofStepLabels **labels);
+extern void jp_naming_take_object(JitprofFunction *functions,
+								  int nfunctions);
 extern void jp_naming_attach_labels(const char *llvm_name,
 									JitprofStepLabels *labels);
 extern bool jp_naming_peek(const char *llvm_name, char *symbol, size_t len);

@@ -25,9 +25,13 @@
  * only given when the expression is found in its plan node; otherwise it is
  * "expr".
  *
+ * The query ID is the caller's (provider.c, from jp_execution_queryid()).
  * The origin is kept, keyed by llvmjit's name, until the linker reports the
- * function (jp_naming_take) or the JIT context is released without emitting
- * it (EXPLAIN without ANALYZE compiles but never emits).
+ * function (jp_naming_take_object) or the JIT context is released without
+ * emitting it (EXPLAIN without ANALYZE compiles but never emits).  Functions
+ * of a linked object that compile_expr never reported are helpers, named
+ * q<queryid>_helper[_<n>].  Every symbol is made in one place, build_symbol,
+ * from the fields of its origin.
  *
  *-------------------------------------------------------------------------
  */
@@ -53,7 +57,6 @@ typedef struct NamedFunction
 	PlanState  *parent;			/* state->parent, which outlives state */
 	const char *deform_role;	/* NULL for the expression's own function */
 	int			owner;			/* a deform function's expression, or -1 */
-	Oid			relid;			/* partition opened by tuple routing, or 0 */
 	JitprofOrigin origin;		/* role and symbol set once resolved */
 	JitprofStepLabels *labels;	/* malloc'd (steps.c); NULL once handed over */
 } NamedFunction;
@@ -66,6 +69,7 @@ typedef struct ContextNames
 	int			nfunctions;
 	int			maxfunctions;
 	int			nresolved;		/* functions[0 .. nresolved-1] have names */
+	int			nhelpers;		/* helpers of its objects linked so far */
 	struct ContextNames *next;
 } ContextNames;
 
@@ -884,17 +888,6 @@ context_names(JitContext *context)
 }
 
 /*
- * The query ID the names of an expression's functions carry.  Kept in this
- * one place so that how the ID is found can change without touching the
- * naming rules.
- */
-static int64
-origin_queryid(PlanState *ps)
-{
-	return jp_execution_queryid(ps->state);
-}
-
-/*
  * Called by _PG_init before it enables query IDs: remember whether the
  * statement being run, if any, was parsed without one.
  */
@@ -928,7 +921,8 @@ hint_missing_queryid(void)
 }
 
 /*
- * Remember the functions that llvmjit just generated for "state".
+ * Remember the functions that llvmjit just generated for "state", for the
+ * query "queryid" (the caller's choice: see jp_execution_queryid()).
  * llvm_names lists them in generation order: the expression's own function
  * first, then its deform functions.
  *
@@ -937,7 +931,7 @@ hint_missing_queryid(void)
  * after compile_expr returns, so it is resolved when the code is linked.
  */
 void
-jp_naming_record_expr(ExprState *state, JitContext *context,
+jp_naming_record_expr(ExprState *state, JitContext *context, int64 queryid,
 					  const char *const *llvm_names, const bool *is_deform,
 					  int nfunctions)
 {
@@ -947,7 +941,6 @@ jp_naming_record_expr(ExprState *state, JitContext *context,
 	int			nroles;
 	int			next_deform = 0;
 	int			owner = -1;
-	int64		queryid = origin_queryid(ps);
 
 	if (pending_names == NULL)
 		create_table();
@@ -997,23 +990,36 @@ jp_naming_record_expr(ExprState *state, JitContext *context,
 }
 
 /*
- * The symbol of an expression's own function:
- * q<queryid>#<plan_node_id>_<NodeType>_<role>[_rel<oid>][_<n>]
+ * The one place where a symbol is made, from the parts in its origin
+ * (doc/names.md has the grammar).  "expr" is the origin of the expression
+ * the function belongs to: the function's own, except for a deform
+ * function, which is named after its expression.
+ *
+ *		q<queryid>#<plan_node_id>_<NodeType>_<role>[_rel<oid>][_<n>]
+ *		<its expression's symbol>_deform_<scan|outer|inner>
+ *		q<queryid>_helper[_<n>]			(no plan node)
  */
 static void
-build_symbol(NamedFunction *fn, int ordinal)
+build_symbol(JitprofOrigin *origin, const JitprofOrigin *expr)
 {
-	JitprofOrigin *origin = &fn->origin;
 	char		rel[16] = "";
 	char		nth[16] = "";
+	char		deform[JP_ROLE_LEN + 1] = "";
 
-	if (OidIsValid(fn->relid))
-		snprintf(rel, sizeof(rel), "_rel%u", fn->relid);
-	if (ordinal > 1)
-		snprintf(nth, sizeof(nth), "_%d", ordinal);
-	snprintf(origin->symbol, JP_SYMBOL_LEN, "q" INT64_FORMAT "#%d_%s_%s%s%s",
-			 origin->queryid, origin->plan_node_id, origin->node_type,
-			 origin->role, rel, nth);
+	if (OidIsValid(expr->relid))
+		snprintf(rel, sizeof(rel), "_rel%u", expr->relid);
+	if (expr->ordinal > 1)
+		snprintf(nth, sizeof(nth), "_%d", expr->ordinal);
+	if (origin != expr)
+		snprintf(deform, sizeof(deform), "_%s", origin->role);
+	if (expr->plan_node_id < 0)
+		snprintf(origin->symbol, JP_SYMBOL_LEN, "q" INT64_FORMAT "_%s%s",
+				 expr->queryid, expr->role, nth);
+	else
+		snprintf(origin->symbol, JP_SYMBOL_LEN,
+				 "q" INT64_FORMAT "#%d_%s_%s%s%s%s",
+				 expr->queryid, expr->plan_node_id, expr->node_type,
+				 expr->role, rel, nth, deform);
 }
 
 /*
@@ -1037,8 +1043,9 @@ resolve_names(ContextNames *names)
 			NamedFunction *owner = &names->functions[fn->owner];
 
 			strlcpy(fn->origin.role, fn->deform_role, JP_ROLE_LEN);
-			snprintf(fn->origin.symbol, JP_SYMBOL_LEN, "%s_%s",
-					 owner->origin.symbol, fn->deform_role);
+			fn->origin.relid = owner->origin.relid;
+			fn->origin.ordinal = owner->origin.ordinal;
+			build_symbol(&fn->origin, &owner->origin);
 			continue;
 		}
 
@@ -1051,7 +1058,7 @@ resolve_names(ContextNames *names)
 		else
 			role = expr_role(fn->state, names);
 		strlcpy(fn->origin.role, role.role, JP_ROLE_LEN);
-		fn->relid = role.relid;
+		fn->origin.relid = role.relid;
 
 		ordinal = role.ordinal;
 		if (ordinal == 0)
@@ -1063,24 +1070,26 @@ resolve_names(ContextNames *names)
 
 				if (other->owner < 0 &&
 					other->origin.plan_node_id == fn->origin.plan_node_id &&
-					other->relid == fn->relid &&
+					other->origin.relid == fn->origin.relid &&
 					strcmp(other->origin.role, fn->origin.role) == 0)
 					ordinal++;
 			}
 		}
-		build_symbol(fn, ordinal);
+		fn->origin.ordinal = ordinal;
+		build_symbol(&fn->origin, &fn->origin);
 	}
 	names->nresolved = names->nfunctions;
 }
 
 /*
- * Hand over the origin of a function the linker reports.  Called from inside
- * LLVM, so it must not throw, and it does not: resolving only reads the plan
- * state, and finding or removing a hash entry allocates nothing.
+ * Hand over the origin of a function the linker reports, and the JIT
+ * context it was generated in.  Called from inside LLVM, so it must not
+ * throw, and it does not: resolving only reads the plan state, and finding
+ * or removing a hash entry allocates nothing.
  */
-bool
-jp_naming_take(const char *llvm_name, JitprofOrigin *origin,
-			   JitprofStepLabels **labels)
+static bool
+take(const char *llvm_name, JitprofOrigin *origin,
+	 JitprofStepLabels **labels, ContextNames **names)
 {
 	char		key[JP_LLVM_NAME_LEN];
 	PendingName *entry;
@@ -1099,9 +1108,81 @@ jp_naming_take(const char *llvm_name, JitprofOrigin *origin,
 	fn = &entry->names->functions[entry->index];
 	*origin = fn->origin;
 	*labels = fn->labels;
+	*names = entry->names;
 	fn->labels = NULL;
 	hash_search(pending_names, key, HASH_REMOVE, NULL);
 	return true;
+}
+
+/*
+ * Give every function of a linked object its origin and step labels.  A
+ * function that compile_expr did not report is a helper (for example an
+ * inlined callee that was kept alive): it belongs to the query of the
+ * object's other functions, has no plan node, and is numbered among the
+ * helpers of its JIT context, in the order the context's objects are
+ * linked and, within one object, in the order of llvmjit's names, which is
+ * the same in every backend (they come from PostgreSQL's bitcode or differ
+ * only in the module's counter; the linker's own order is not stable).  So
+ * a helper's name is unique within one execution and the same in every
+ * execution and every backend.  Same contract as take().
+ */
+void
+jp_naming_take_object(JitprofFunction *functions, int nfunctions)
+{
+	ContextNames *names = NULL;
+	int64		queryid = 0;
+	int			nhelpers = 0;
+	int			first = 1;
+
+	for (int i = 0; i < nfunctions; i++)
+	{
+		JitprofFunction *fn = &functions[i];
+		ContextNames *fn_names = NULL;
+
+		if (take(fn->llvm_name, &fn->origin, &fn->step_labels, &fn_names))
+		{
+			if (names == NULL)
+			{
+				names = fn_names;
+				queryid = fn->origin.queryid;
+			}
+			continue;
+		}
+		memset(&fn->origin, 0, sizeof(JitprofOrigin));
+		nhelpers++;
+	}
+	if (nhelpers == 0)
+		return;
+	if (names != NULL)
+	{
+		first = names->nhelpers + 1;
+		names->nhelpers += nhelpers;
+	}
+
+	/* helpers are the functions still without a symbol */
+	for (int i = 0; i < nfunctions; i++)
+	{
+		JitprofOrigin *origin = &functions[i].origin;
+
+		if (origin->symbol[0] != '\0')
+			continue;
+		origin->ordinal = first;
+		for (int j = 0; j < nfunctions; j++)
+			if (functions[j].origin.symbol[0] == '\0' &&
+				strcmp(functions[j].llvm_name, functions[i].llvm_name) < 0)
+				origin->ordinal++;
+	}
+	for (int i = 0; i < nfunctions; i++)
+	{
+		JitprofOrigin *origin = &functions[i].origin;
+
+		if (origin->symbol[0] != '\0')
+			continue;
+		origin->queryid = queryid;
+		origin->plan_node_id = -1;
+		strlcpy(origin->role, "helper", JP_ROLE_LEN);
+		build_symbol(origin, origin);
+	}
 }
 
 /*
@@ -1132,9 +1213,9 @@ jp_naming_attach_labels(const char *llvm_name, JitprofStepLabels *labels)
 }
 
 /*
- * The symbol jp_naming_take will give "llvm_name", without handing it over:
- * the code arena asks for it before the link, to recognise an object it has
- * seen before.  Same contract as jp_naming_take.
+ * The symbol jp_naming_take_object will give "llvm_name", without handing
+ * it over: the code arena asks for it before the link, to recognise an
+ * object it has seen before.  Same contract as take().
  */
 bool
 jp_naming_peek(const char *llvm_name, char *symbol, size_t len)

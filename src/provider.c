@@ -425,8 +425,8 @@ jp_compile_expr(ExprState *state)
 										MAX_FUNCTIONS_PER_EXPR,
 										names, is_deform);
 
-	jp_naming_record_expr(state, &context->base, (const char *const *) names,
-						  is_deform, nfunctions);
+	jp_naming_record_expr(state, &context->base, jp_execution_queryid(estate),
+						  (const char *const *) names, is_deform, nfunctions);
 
 	/* the step listing and DWARF line tables (steps.c), if jitprof.steps */
 	jp_steps_annotate(state, context, names, is_deform, nfunctions);

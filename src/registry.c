@@ -68,33 +68,6 @@ jp_registry_recent_function(int i, bool *live)
 	return &recent[slot];
 }
 
-/* readable name for a function llvmjit generated without naming.c knowing */
-static void
-origin_of_helper(JitprofFunction *fn, const JitprofObject *object)
-{
-	char	   *p;
-
-	/* inlined-but-kept helpers belong to the query of their object */
-	for (int i = 0; i < object->nfunctions; i++)
-	{
-		const JitprofOrigin *other = &object->functions[i].origin;
-
-		if (other->symbol[0] != '\0')
-		{
-			fn->origin.queryid = other->queryid;
-			break;
-		}
-	}
-	fn->origin.plan_node_id = -1;
-	strlcpy(fn->origin.node_type, "", JP_NODE_TYPE_LEN);
-	strlcpy(fn->origin.role, "helper", JP_ROLE_LEN);
-	snprintf(fn->origin.symbol, JP_SYMBOL_LEN, "q" INT64_FORMAT "_%s",
-			 fn->origin.queryid, fn->llvm_name);
-	for (p = fn->origin.symbol; *p; p++)
-		if (*p == '.' || *p == ' ')
-			*p = '_';
-}
-
 /* keep the linker's step table of a function (issue 12), if it has one */
 static void
 copy_step_table(JitprofFunction *fn, const JitprofLinkedFunction *linked)
@@ -158,7 +131,6 @@ jp_registry_object_linked(uint64_t key, const JitprofLinkedFunction *functions,
 	object->key = key;
 	object->nfunctions = nfunctions;
 
-	/* named functions first, so that helpers can borrow their query ID */
 	for (int i = 0; i < nfunctions; i++)
 	{
 		JitprofFunction *fn = &object->functions[i];
@@ -166,8 +138,6 @@ jp_registry_object_linked(uint64_t key, const JitprofLinkedFunction *functions,
 		fn->address = functions[i].address;
 		fn->size = functions[i].size;
 		strlcpy(fn->llvm_name, functions[i].llvm_name, JP_LLVM_NAME_LEN);
-		if (!jp_naming_take(fn->llvm_name, &fn->origin, &fn->step_labels))
-			fn->origin.symbol[0] = '\0';
 		copy_step_table(fn, &functions[i]);
 		/* the linker's memory: for the sinks below, not kept */
 		fn->eh_frame = functions[i].eh_frame;
@@ -176,9 +146,8 @@ jp_registry_object_linked(uint64_t key, const JitprofLinkedFunction *functions,
 		fn->eh_frame_pc_field = functions[i].eh_frame_pc_field;
 		fn->room_after = functions[i].room_after;
 	}
-	for (int i = 0; i < nfunctions; i++)
-		if (object->functions[i].origin.symbol[0] == '\0')
-			origin_of_helper(&object->functions[i], object);
+	/* names and origins, helpers' included (naming.c) */
+	jp_naming_take_object(object->functions, nfunctions);
 
 	for (int i = 0; i < nsinks; i++)
 	{

@@ -642,9 +642,13 @@ sampler_xact_callback(XactEvent event, void *arg)
 }
 
 /*
- * The query ID JIT code compiled for estate's plan is named after: the
- * plan's own, or for a cursor (whose plan has none in PostgreSQL 15) the
- * DECLARE CURSOR statement's, as pg_stat_statements computes it.
+ * The query ID that JIT code compiled for estate's plan is named after, so
+ * that names carry the query ID their rows carry: the plan's own, or, for a
+ * plan that has none (the query of a CREATE TABLE AS or of a DECLARE
+ * CURSOR, which PostgreSQL 15 does not jumble), that of the execution the
+ * code is charged to, jp_current, which the sampler's sink reads when the
+ * code is linked.  A nested statement with an ID of its own keeps it.
+ * provider.c asks at compile_expr time and hands the ID to naming.c.
  */
 int64
 jp_execution_queryid(EState *estate)
@@ -653,13 +657,9 @@ jp_execution_queryid(EState *estate)
 
 	if (estate->es_plannedstmt != NULL)
 		queryid = (int64) estate->es_plannedstmt->queryId;
-	if (queryid != 0 || jp_nopen == 0)
-		return queryid;
-	for (int i = 0; i < JP_MAX_EXECS; i++)
-		if (jp_execs[i].state == JP_EXEC_OPEN && jp_execs[i].owner != NULL &&
-			jp_execs[i].owner->estate == estate)
-			return jp_execs[i].queryid;
-	return 0;
+	if (queryid == 0 && jp_current != NULL)
+		queryid = jp_current->queryid;
+	return queryid;
 }
 
 void

@@ -188,7 +188,6 @@ jp_node_wrapper(PlanState *node)
 typedef struct InstallContext
 {
 	PlanState  *parent;
-	int			count;
 } InstallContext;
 
 static bool
@@ -245,7 +244,6 @@ jp_nodes_install(QueryDesc *queryDesc, JpExec *exec)
 		exec->owner != queryDesc || queryDesc->planstate == NULL)
 		return false;
 	cxt.parent = NULL;
-	cxt.count = 0;
 	ninstalled = 0;
 	install_walker(queryDesc->planstate, &cxt);
 	installed_query = queryDesc;

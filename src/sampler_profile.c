@@ -90,19 +90,6 @@ take_slot(void)
 	return -1;
 }
 
-/*
- * The store keys helpers (functions llvmjit generated that naming.c did not
- * name, e.g. kept-alive inlined callees) by a per-backend counter; fold them
- * into one entry per query so that their key is stable.
- */
-static void
-stable_origin(JitprofOrigin *origin)
-{
-	if (strcmp(origin->role, "helper") == 0)
-		snprintf(origin->symbol, JP_SYMBOL_LEN, "q" INT64_FORMAT "_helpers",
-				 origin->queryid);
-}
-
 /* sink callback: runs inside LLVM's call stack, must never throw */
 static void
 sampler_object_linked(const JitprofObject *object)
@@ -147,7 +134,6 @@ sampler_object_linked(const JitprofObject *object)
 		sf->object_key = object->key;
 		sf->size = fn->size;
 		sf->origin = fn->origin;
-		stable_origin(&sf->origin);
 		/* set before the range table makes the slot reachable */
 		sf->steps = fn->steps != NULL ? jp_step_profile_make(fn) : NULL;
 

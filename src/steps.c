@@ -32,8 +32,8 @@
  * is written with one write() per expression and
  * capped at jitprof.jitdump_max_size: past the cap, or if it cannot be
  * created or written, listings are counted as dropped and the line numbers
- * carry on as if they had been written (they still identify the step: see
- * jp_steps_line_step()).  Nothing here fails or slows a query: problems
+ * carry on as if they had been written (the step is in the column, not the
+ * line: see llvm_steps.c).  Nothing here fails or slows a query: problems
  * are counted, never reported as an ERROR, and the file costs one syscall
  * per JIT-compiled expression.
  *

@@ -1350,18 +1350,6 @@ jp_store_flush(Oid userid, Oid dbid, int64 queryid, bool count_execution,
 	LWLockRelease(store->lock);
 }
 
-void
-jp_store_lock_shared(void)
-{
-	LWLockAcquire(store->lock, LW_SHARED);
-}
-
-void
-jp_store_unlock(void)
-{
-	LWLockRelease(store->lock);
-}
-
 /*
  * Copy every entry of one of the store's hash tables into backend-local
  * memory (CurrentMemoryContext), so that the SQL functions build their
@@ -1414,13 +1402,6 @@ jp_store_copy(int64 *nentries)
 {
 	return copy_table(store_hash, sizeof(JpStoreEntry),
 					  (long) jitprof_max_hotspots, nentries);
-}
-
-/* iterate over all entries; caller holds the lock */
-void
-jp_store_begin_scan(HASH_SEQ_STATUS *status)
-{
-	hash_seq_init(status, store_hash);
 }
 
 /* a copy of every step row; see copy_table() */

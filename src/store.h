@@ -194,9 +194,6 @@ extern void jp_store_flush(Oid userid, Oid dbid, int64 queryid,
 						   const JpSamplerHealth *health,
 						   const JpStoreNodes *nodes,
 						   const JpStoreSteps *steps);
-extern void jp_store_lock_shared(void);
-extern void jp_store_unlock(void);
-extern void jp_store_begin_scan(HASH_SEQ_STATUS *status);
 extern JpStoreEntry *jp_store_copy(int64 *nentries);
 extern JpStoreNodeEntry *jp_store_copy_nodes(int64 *nnodes);
 extern int	jitprof_max_plan_nodes;

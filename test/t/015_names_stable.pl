@@ -4,7 +4,9 @@
 # (its transition code is compiled again for spilling and for reading
 # spilled tuples back), with two hashed SubPlans whose hash tables the data
 # builds in either order, and with deform functions (optimization off, so
-# that they are not inlined).
+# that they are not inlined).  Then a query with inlining and optimization
+# on, whose functions (helpers included, if LLVM keeps any) are compared
+# the same way and checked against the grammar.
 #
 # Then the first JIT query of a backend that loads jitprof only as the JIT
 # provider: with compute_query_id = auto it was parsed before jitprof asked
@@ -105,6 +107,30 @@ is($order{0}, 'subplan_table_equal,subplan_table_equal_2',
 is($order{1}, 'subplan_table_equal_2,subplan_table_equal',
 	'second SubPlan built first: compiled in the other order, same names');
 is($order{set1}, $order{set0}, 'both executions have the same names');
+
+# With inlining and optimization on (the defaults' behaviour for costly
+# queries), every function of the object, helpers included (functions
+# llvmjit generated for no expression, named q<queryid>_helper[_<n>] from
+# their ordinal), has the same name in two executions and in another
+# backend, and follows the grammar: no llvmjit counter leaks into a name.
+my $inline = 'SET jit_inline_above_cost = 0; SET jit_optimize_above_cost = 0;';
+my $numeric = 'SELECT g % 7, sum(g::numeric * 1.5), avg(length(md5(g::text)))'
+  . ' FROM generate_series(1, 5000) g WHERE g::text LIKE $$%3%$$ GROUP BY 1';
+my $numeric_qid = qid($inline, $numeric);
+my $inlined_twice = run_and_list($inline, $numeric, 2, $numeric_qid);
+my $inlined_once = run_and_list($inline, $numeric, 1, $numeric_qid);
+my %inlined;
+$inlined{ $_->[1] }++ for @$inlined_twice;
+ok(scalar(keys %inlined) > 0, 'the inlined query has named functions');
+is(join(',', grep { $inlined{$_} != 2 } sort keys %inlined), '',
+	'inlined: two executions give the same names, each once per execution');
+is(symbols($inlined_once), join(',', sort keys %inlined),
+	'inlined: another backend gives the same names, helpers included');
+is(join(',', map { $_->[1] } grep {
+	$_->[1] !~ ($_->[2] eq 'helper'
+		? qr/^q\Q$numeric_qid\E_helper(_\d+)?$/
+		: qr/^q\Q$numeric_qid\E#\d+_[A-Za-z]+_[a-z_]+(_rel\d+)?(_\d+)?(_deform_(scan|outer|inner))?$/)
+} @$inlined_once), '', 'every name, a helper\'s too, is made of its parts only');
 
 $node->stop;
 

@@ -3,7 +3,8 @@
 # prepared statement at the top level; plain EXPLAIN runs nothing.  With
 # pg_stat_statements.track = top, jitprof_queries.executions equals calls
 # for every top-level statement that ran a JIT plan, and jitprof counts no
-# execution pg_stat_statements does not list.
+# execution pg_stat_statements does not list.  The functions of a CREATE
+# TABLE AS's query carry the CTAS's query ID, as its rows do.
 use strict;
 use warnings;
 
@@ -75,6 +76,18 @@ for my $case (
 	is($pgss, $calls, "pg_stat_statements: $what, $calls calls");
 	is($jitprof_exec->($id), $pgss, "jitprof: $what, executions = calls");
 }
+
+# The query of a CREATE TABLE AS has no query ID of its own: its rows are
+# charged to the CTAS, and so its functions are named with the CTAS's ID,
+# the one pg_stat_statements shows for it.
+my ($ctas_id) = split /\|/, $pgss_calls->('CREATE TABLE ctas%');
+is($node->safe_psql('postgres', qq{
+SELECT count(*) > 0 AND bool_and(substring(symbol FROM '^q(-?[0-9]+)[#_]') = '$ctas_id')
+  FROM jitprof_hotspots WHERE queryid = $ctas_id AND symbol IS NOT NULL}),
+	't', "CREATE TABLE AS: its functions are named with the CTAS's query ID");
+is($node->safe_psql('postgres',
+	"SELECT count(*) FROM jitprof_hotspots WHERE symbol ~ '^q0[#_]'"),
+	'0', 'no function of any of these statements is named without a query ID');
 
 my ($explain_id) = split /\|/, $pgss_calls->('EXPLAIN SELECT%');
 ok(defined $explain_id, 'pg_stat_statements lists the plain EXPLAIN');
