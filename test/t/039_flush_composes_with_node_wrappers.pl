@@ -95,10 +95,7 @@ my $plan_of = sub {
 	$out =~ s/\n\s*JIT:.*//s;
 	return $out;
 };
-$before = $counters->();
 my $plain = $plan_of->($node->safe_psql('postgres', "SET jitprof.flush_interval = 0; $explain"));
-is($mid_flushes->($before), 0,
-	'with jitprof.flush_interval = 0 every flush ends an execution');
 $before = $counters->();
 my $wrapped = $plan_of->($node->safe_psql('postgres', "LOAD '$so'; $explain"));
 is($wrapped, $plain, 'EXPLAIN ANALYZE under the wrapper and mid-query flushes shows the same rows');
