@@ -63,6 +63,7 @@ function_index(const JpStoreEntry *entries, int64 nentries)
 	{
 		FunctionRef *ref;
 
+		CHECK_FOR_INTERRUPTS();
 		if (entries[i].key.discriminator == 0)
 			continue;			/* a query's summary row */
 		ref = hash_search(index, &entries[i].key, HASH_ENTER, NULL);
@@ -98,6 +99,7 @@ jp_step_rows(int64 *nrows)
 		FunctionRef *ref;
 		JpStoreKey	key;
 
+		CHECK_FOR_INTERRUPTS();
 		memset(&key, 0, sizeof(key));
 		key.userid = s->key.userid;
 		key.dbid = s->key.dbid;
@@ -154,6 +156,7 @@ jitprof_steps_1_2(PG_FUNCTION_ARGS)
 		bool		visible = see_all || s->key.userid == me;
 		int			c = 0;
 
+		CHECK_FOR_INTERRUPTS();
 		memset(nulls, 0, sizeof(nulls));
 		values[c++] = ObjectIdGetDatum(s->key.userid);
 		values[c++] = ObjectIdGetDatum(s->key.dbid);

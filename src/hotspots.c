@@ -9,7 +9,10 @@
  * Each takes a copy of the store's entries (jp_store_copy, a memcpy loop
  * under the lock in shared mode) and builds its tuplestore from that copy
  * after the lock is released: neither filling the tuplestore nor the caller
- * consuming rows ever holds up a backend flushing its samples.
+ * consuming rows ever holds up a backend flushing its samples.  Each loop
+ * over the copy checks for interrupts, so that statement_timeout and a
+ * cancel stop a reader of a big store; each runs in time linear in the
+ * entries (a hash table sums them per query).
  *
  * Privacy follows pg_stat_statements: a row of another user shows no query
  * ID and no symbol unless the reader is a superuser or has the privileges of
@@ -107,6 +110,7 @@ jitprof_hotspots_1_0(PG_FUNCTION_ARGS)
 		bool		visible = see_all || entry->key.userid == me;
 		int			i = 0;
 
+		CHECK_FOR_INTERRUPTS();
 		if (entry->key.discriminator == 0)
 			continue;			/* a query's summary row */
 
@@ -173,6 +177,7 @@ query_totals(void)
 		QueryTotals *t;
 		bool		found;
 
+		CHECK_FOR_INTERRUPTS();
 		memset(&key, 0, sizeof(key));
 		key.userid = entry->key.userid;
 		key.dbid = entry->key.dbid;
@@ -225,6 +230,8 @@ jitprof_queries_1_0(PG_FUNCTION_ARGS)
 		bool		nulls[QUERIES_COLS];
 		int64		qsamples;
 		int			i = 0;
+
+		CHECK_FOR_INTERRUPTS();
 
 		/*
 		 * Statements nested in a function have no summary row of their own:
@@ -327,10 +334,11 @@ jitprof_sampler_1_2(PG_FUNCTION_ARGS)
 	return sampler_row(fcinfo, SAMPLER_COLS);
 }
 
-static void
-put_line(ReturnSetInfo *rsinfo, StringInfo line)
+/* one row of a view with a single text column (jitprof_folded, _explain) */
+void
+jp_put_text_row(ReturnSetInfo *rsinfo, const char *text)
 {
-	Datum		value = CStringGetTextDatum(line->data);
+	Datum		value = CStringGetTextDatum(text);
 	bool		isnull = false;
 
 	tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, &value, &isnull);
@@ -368,6 +376,7 @@ jitprof_folded_1_0(PG_FUNCTION_ARGS)
 		const char *role = entry->role;
 		const char *ordinal;
 
+		CHECK_FOR_INTERRUPTS();
 		if (entry->key.discriminator == 0 ||
 			!(see_all || entry->key.userid == me))
 			continue;
@@ -388,7 +397,7 @@ jitprof_folded_1_0(PG_FUNCTION_ARGS)
 			int			len = line.len;
 
 			appendStringInfo(&line, " " INT64_FORMAT, entry->self_samples);
-			put_line(rsinfo, &line);
+			jp_put_text_row(rsinfo, line.data);
 			line.len = len;
 			line.data[len] = '\0';
 		}
@@ -396,7 +405,7 @@ jitprof_folded_1_0(PG_FUNCTION_ARGS)
 		{
 			appendStringInfo(&line, ";[called from JIT] " INT64_FORMAT,
 							 entry->total_samples - entry->self_samples);
-			put_line(rsinfo, &line);
+			jp_put_text_row(rsinfo, line.data);
 		}
 	}
 	pfree(entries);
@@ -407,6 +416,7 @@ jitprof_folded_1_0(PG_FUNCTION_ARGS)
 	{
 		int64		outside;
 
+		CHECK_FOR_INTERRUPTS();
 		if (!t->has_summary || !(see_all || t->key.userid == me))
 			continue;
 		outside = t->query_samples - t->jit_total_samples;
@@ -415,7 +425,7 @@ jitprof_folded_1_0(PG_FUNCTION_ARGS)
 		resetStringInfo(&line);
 		appendStringInfo(&line, "q" INT64_FORMAT ";[outside JIT] " INT64_FORMAT,
 						 t->key.queryid, outside);
-		put_line(rsinfo, &line);
+		jp_put_text_row(rsinfo, line.data);
 	}
 	hash_destroy(totals);
 

@@ -251,8 +251,12 @@ extern bool jp_got_patch(const void *code, const char *library,
 						 const JitprofInterposer *interposers,
 						 int ninterposers);
 
-/* hotspots.c: may the caller see other roles' rows and code addresses? */
+/*
+ * hotspots.c: may the caller see other roles' rows and code addresses?  And
+ * a row of a one-text-column view.
+ */
 extern bool jp_reader_sees_all(void);
+extern void jp_put_text_row(ReturnSetInfo *rsinfo, const char *text);
 
 /* naming.c */
 extern void jp_naming_record_expr(ExprState *state, JitContext *context,

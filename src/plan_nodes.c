@@ -15,7 +15,10 @@
  * Locking: each function takes copies of the store's entries and plan-node
  * rows (jp_store_copy, jp_store_copy_nodes: a memcpy loop under the lock in
  * shared mode) and computes and builds its result from them after the lock
- * is released.
+ * is released.  It works in O(n log n) of the rows it copied (sorted rows
+ * walked in step, binary search, hash tables by query or by plan node), and
+ * its loops check for interrupts, so that statement_timeout stops a reader
+ * of a big store.
  *
  * Privacy as jitprof_hotspots: another user's rows show no query ID unless
  * the reader is a superuser or has pg_read_all_stats; jitprof_explain and
@@ -47,7 +50,22 @@ typedef struct NodeRow
 	int64		total_samples;
 	int64		query_samples;
 	bool		visible;
+	int			up;				/* its parent's row, or -1 */
 } NodeRow;
+
+/* a plan-node row's place in the copy, by key (JpPlanPaths.index) */
+typedef struct RowRef
+{
+	JpStoreNodeKey key;			/* hash key: must be first */
+	int			index;
+} RowRef;
+
+/* a plan-node row's key and place in the copy, sorted instead of the row */
+typedef struct RowOrder
+{
+	JpStoreNodeKey key;
+	int			index;
+} RowOrder;
 
 /* one query's summary, copied out of the store */
 typedef struct QueryRow
@@ -65,62 +83,186 @@ same_query(const JpStoreNodeKey *a, const JpStoreNodeKey *b)
 		a->queryid == b->queryid;
 }
 
+/* the order of queries: user, database, query ID */
 static int
-row_cmp(const void *a, const void *b)
+query_order(Oid userid_a, Oid dbid_a, int64 queryid_a,
+			Oid userid_b, Oid dbid_b, int64 queryid_b)
 {
-	const JpStoreNodeKey *ka = &((const NodeRow *) a)->e.key;
-	const JpStoreNodeKey *kb = &((const NodeRow *) b)->e.key;
+	if (userid_a != userid_b)
+		return userid_a < userid_b ? -1 : 1;
+	if (dbid_a != dbid_b)
+		return dbid_a < dbid_b ? -1 : 1;
+	if (queryid_a != queryid_b)
+		return queryid_a < queryid_b ? -1 : 1;
+	return 0;
+}
 
-	if (ka->userid != kb->userid)
-		return ka->userid < kb->userid ? -1 : 1;
-	if (ka->dbid != kb->dbid)
-		return ka->dbid < kb->dbid ? -1 : 1;
-	if (ka->queryid != kb->queryid)
-		return ka->queryid < kb->queryid ? -1 : 1;
+/* plan-node rows by query, then plan_node_id */
+static int
+row_order_cmp(const void *a, const void *b)
+{
+	const JpStoreNodeKey *ka = &((const RowOrder *) a)->key;
+	const JpStoreNodeKey *kb = &((const RowOrder *) b)->key;
+	int			c = query_order(ka->userid, ka->dbid, ka->queryid,
+								kb->userid, kb->dbid, kb->queryid);
+
+	if (c != 0)
+		return c;
 	if (ka->plan_node_id != kb->plan_node_id)
 		return ka->plan_node_id < kb->plan_node_id ? -1 : 1;
 	return 0;
 }
 
+/* summary rows in the same order of queries */
+static int
+query_row_cmp(const void *a, const void *b)
+{
+	const JpStoreKey *ka = &((const QueryRow *) a)->key;
+	const JpStoreKey *kb = &((const QueryRow *) b)->key;
+
+	return query_order(ka->userid, ka->dbid, ka->queryid,
+					   kb->userid, kb->dbid, kb->queryid);
+}
+
+/* index of plan node "id" among the rows of one query, or -1 */
+static int
+find_in_query(const NodeRow *rows, int n, int32 id)
+{
+	int			lo = 0;
+	int			hi = n - 1;
+
+	while (lo <= hi)
+	{
+		int			mid = lo + (hi - lo) / 2;
+
+		if (rows[mid].e.key.plan_node_id == id)
+			return mid;
+		if (rows[mid].e.key.plan_node_id > id)
+			hi = mid - 1;
+		else
+			lo = mid + 1;
+	}
+	return -1;
+}
+
 /*
- * Copy the plan-node rows (all, or those of one query ID) and the summary
- * rows of their queries out of the store, then compute every row's total
- * and query samples.  Rows come sorted by query and plan_node_id.
+ * Set each row's total: its self samples plus those of every row below it,
+ * for the rows of one query, sorted by plan_node_id.  Children are summed
+ * into their parent before the parent into its own (leaves first), so each
+ * row is visited once.  The shapes of one query's plans form a tree (a
+ * node's shape comes from the first plan that had it, and that plan holds
+ * its parent too), but a damaged stats file could hold a cycle of parents:
+ * then each row's self is added along its chain of ancestors, at most n + 1
+ * of them, the sum it had before this was made linear.  "up", "pending" and
+ * "queue" are work arrays of n elements.
+ */
+static void
+subtree_totals(NodeRow *rows, int n, int *up, int *pending, int *queue)
+{
+	int			head = 0;
+	int			tail = 0;
+
+	for (int k = 0; k < n; k++)
+	{
+		const JpStoreNodeEntry *e = &rows[k].e;
+
+		up[k] = -1;
+		pending[k] = 0;
+		rows[k].total_samples = e->key.plan_node_id >= 0 ? e->self_samples : 0;
+		if (e->key.plan_node_id >= 0 && e->has_shape && e->parent >= 0)
+			up[k] = find_in_query(rows, n, e->parent);
+	}
+	for (int k = 0; k < n; k++)
+		if (up[k] >= 0)
+			pending[up[k]]++;
+	for (int k = 0; k < n; k++)
+		if (pending[k] == 0)
+			queue[tail++] = k;
+	while (head < tail)
+	{
+		int			k = queue[head++];
+
+		if (up[k] >= 0)
+		{
+			rows[up[k]].total_samples += rows[k].total_samples;
+			if (--pending[up[k]] == 0)
+				queue[tail++] = up[k];
+		}
+	}
+	if (tail == n)
+		return;
+
+	/* a cycle */
+	for (int k = 0; k < n; k++)
+		rows[k].total_samples = 0;
+	for (int k = 0; k < n; k++)
+	{
+		int			hops = 0;
+
+		CHECK_FOR_INTERRUPTS();
+		if (rows[k].e.key.plan_node_id < 0)
+			continue;
+		for (int m = k; m >= 0 && hops++ <= n; m = up[m])
+			rows[m].total_samples += rows[k].e.self_samples;
+	}
+}
+
+/*
+ * Copy the plan-node rows (all, or those of one query ID) out of the store,
+ * and take the summary rows of their queries from "entries" (a copy of the
+ * store's entries, taken before), then compute every row's total and query
+ * samples.  Rows come sorted by query and plan_node_id, the summary rows
+ * (*queries) by query.
  */
 static NodeRow *
-copy_rows(bool one_query, int64 queryid, int *nrows,
-		  QueryRow **queries, int *nqueries)
+copy_rows_after(const JpStoreEntry *entries, int64 nentries,
+				bool one_query, int64 queryid, int *nrows,
+				QueryRow **queries, int *nqueries)
 {
 	JpStoreNodeEntry *nodes;
-	JpStoreEntry *entries;
 	int64		nnodes;
-	int64		nentries;
 	NodeRow    *rows;
 	QueryRow   *qs;
 	int			count = 0;
 	int			qcount = 0;
+	int			q = 0;
+	int		   *work;
+	RowOrder   *order;
 	bool		all = jp_reader_sees_all();
 	Oid			me = GetUserId();
 
-	/* two copies, each taken under the lock; no lock from here on */
-	entries = jp_store_copy(&nentries);
+	/* taken under the lock; no lock from here on */
 	nodes = jp_store_copy_nodes(&nnodes);
 
-	rows = palloc(sizeof(NodeRow) * Max(nnodes, 1));
+	/* sort the keys, not the rows: a row is some 250 bytes */
+	order = palloc(sizeof(RowOrder) * Max(nnodes, 1));
 	for (int64 i = 0; i < nnodes; i++)
 	{
+		CHECK_FOR_INTERRUPTS();
 		if (one_query && nodes[i].key.queryid != queryid)
 			continue;
-		rows[count].e = nodes[i];
-		rows[count].visible = all || nodes[i].key.userid == me;
+		order[count].key = nodes[i].key;
+		order[count].index = i;
 		count++;
 	}
+	qsort(order, count, sizeof(RowOrder), row_order_cmp);
+	rows = palloc(sizeof(NodeRow) * Max(count, 1));
+	for (int i = 0; i < count; i++)
+	{
+		const JpStoreNodeEntry *e = &nodes[order[i].index];
+
+		CHECK_FOR_INTERRUPTS();
+		rows[i].e = *e;
+		rows[i].visible = all || e->key.userid == me;
+	}
+	pfree(order);
 	pfree(nodes);
 	qs = palloc(sizeof(QueryRow) * Max(nentries, 1));
 	for (int64 i = 0; i < nentries; i++)
 	{
-		JpStoreEntry *entry = &entries[i];
+		const JpStoreEntry *entry = &entries[i];
 
+		CHECK_FOR_INTERRUPTS();
 		if (entry->key.discriminator != 0)
 			continue;
 		if (one_query && entry->key.queryid != queryid)
@@ -130,55 +272,61 @@ copy_rows(bool one_query, int64 queryid, int *nrows,
 		qs[qcount].query_samples = entry->query_samples;
 		qcount++;
 	}
-	pfree(entries);
 
-	qsort(rows, count, sizeof(NodeRow), row_cmp);
+	qsort(qs, qcount, sizeof(QueryRow), query_row_cmp);
 
-	/* totals: self summed over the subtree, within each query */
+	/* per query: its summary row (both arrays in query order), totals */
+	work = palloc(sizeof(int) * 3 * Max(count, 1));
 	for (int i = 0; i < count;)
 	{
+		const JpStoreNodeKey *key = &rows[i].e.key;
 		int			j = i;
 		int64		qsamples = 0;
 
-		while (j < count && same_query(&rows[i].e.key, &rows[j].e.key))
+		CHECK_FOR_INTERRUPTS();
+		while (j < count && same_query(key, &rows[j].e.key))
 			j++;
-		for (int k = 0; k < qcount; k++)
-			if (qs[k].key.userid == rows[i].e.key.userid &&
-				qs[k].key.dbid == rows[i].e.key.dbid &&
-				qs[k].key.queryid == rows[i].e.key.queryid)
-				qsamples = qs[k].query_samples;
+		while (q < qcount &&
+			   query_order(qs[q].key.userid, qs[q].key.dbid, qs[q].key.queryid,
+						   key->userid, key->dbid, key->queryid) < 0)
+			q++;
+		if (q < qcount &&
+			query_order(qs[q].key.userid, qs[q].key.dbid, qs[q].key.queryid,
+						key->userid, key->dbid, key->queryid) == 0)
+			qsamples = qs[q].query_samples;
 		for (int k = i; k < j; k++)
-		{
-			rows[k].total_samples = 0;
 			rows[k].query_samples = qsamples;
-		}
+		subtree_totals(rows + i, j - i, work, work + (j - i),
+					   work + 2 * (j - i));
 		for (int k = i; k < j; k++)
-		{
-			int32		id = rows[k].e.key.plan_node_id;
-			int			hops = 0;
-
-			/* add k's self to itself and to each of its ancestors */
-			while (id >= 0 && hops++ <= j - i)
-			{
-				int			m;
-
-				for (m = i; m < j; m++)
-					if (rows[m].e.key.plan_node_id == id)
-						break;
-				if (m == j)
-					break;
-				rows[m].total_samples += rows[k].e.self_samples;
-				id = rows[m].e.has_shape ? rows[m].e.parent : -1;
-			}
-		}
+			rows[k].up = work[k - i] >= 0 ? i + work[k - i] : -1;
 		i = j;
 	}
+	pfree(work);
 
 	*nrows = count;
 	if (queries)
 		*queries = qs;
+	else
+		pfree(qs);
 	if (nqueries)
 		*nqueries = qcount;
+	return rows;
+}
+
+/* copy_rows_after, with a copy of the store's entries taken first */
+static NodeRow *
+copy_rows(bool one_query, int64 queryid, int *nrows,
+		  QueryRow **queries, int *nqueries)
+{
+	JpStoreEntry *entries;
+	int64		nentries;
+	NodeRow    *rows;
+
+	entries = jp_store_copy(&nentries);
+	rows = copy_rows_after(entries, nentries, one_query, queryid, nrows,
+						   queries, nqueries);
+	pfree(entries);
 	return rows;
 }
 
@@ -249,6 +397,7 @@ jitprof_plan_nodes_1_1(PG_FUNCTION_ARGS)
 		{
 			NodeRow    *r = &rows[j];
 
+			CHECK_FOR_INTERRUPTS();
 			put_node_row(rsinfo, &r->e.key, r->visible,
 						 r->e.has_shape ? r->e.parent : -1,
 						 r->e.has_shape ? r->e.node_type : NULL,
@@ -270,15 +419,6 @@ jitprof_plan_nodes_1_1(PG_FUNCTION_ARGS)
 		i = j;
 	}
 	return (Datum) 0;
-}
-
-static void
-put_text(ReturnSetInfo *rsinfo, const char *text)
-{
-	Datum		value = CStringGetTextDatum(text);
-	bool		isnull = false;
-
-	tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, &value, &isnull);
 }
 
 /*
@@ -322,7 +462,16 @@ typedef struct ExplainNode
 	int64		jit;
 	int64		compile;
 	ExplainTopStep top;			/* jitprof.steps */
+	int			first_child;	/* index in the node array, or -1 */
+	int			next_sibling;	/* likewise */
 } ExplainNode;
+
+/* a node's index in the node array, by plan_node_id */
+typedef struct ExplainNodeRef
+{
+	int32		id;				/* hash key: must be first */
+	int			index;
+} ExplainNodeRef;
 
 static bool
 is_deform(const ExplainStep *s)
@@ -517,11 +666,12 @@ find_top_steps(ExplainNode *nodes, int n, int64 queryid, bool all, Oid me)
 }
 
 static void
-explain_node(ReturnSetInfo *rsinfo, ExplainNode *nodes, int n, int at,
+explain_node(ReturnSetInfo *rsinfo, ExplainNode *nodes, int at,
 			 int level, int64 qsamples, StringInfo line)
 {
 	ExplainNode *x = &nodes[at];
 
+	CHECK_FOR_INTERRUPTS();
 	resetStringInfo(line);
 	if (level > 0)
 		appendStringInfo(line, "%*s->  ", 6 * (level - 1) + 2, "");
@@ -529,7 +679,7 @@ explain_node(ReturnSetInfo *rsinfo, ExplainNode *nodes, int n, int at,
 					 x->label ? x->label : "?",
 					 jp_share_pct(x->self, qsamples), jp_share_pct(x->total, qsamples),
 					 jp_share_pct(x->jit, qsamples), jp_share_pct(x->compile, qsamples));
-	put_text(rsinfo, line->data);
+	jp_put_text_row(rsinfo, line->data);
 	if (x->top.first != NULL)
 	{
 		/* indented like EXPLAIN's detail lines */
@@ -539,11 +689,11 @@ explain_node(ReturnSetInfo *rsinfo, ExplainNode *nodes, int n, int at,
 		append_top_step(line, &x->top);
 		appendStringInfo(line, " (%.1f%%)",
 						 jp_share_pct(x->top.total, qsamples));
-		put_text(rsinfo, line->data);
+		jp_put_text_row(rsinfo, line->data);
 	}
-	for (int i = 0; i < n; i++)
-		if (i != at && nodes[i].parent == x->id && level < 64)
-			explain_node(rsinfo, nodes, n, i, level + 1, qsamples, line);
+	if (level < 64)
+		for (int i = x->first_child; i >= 0; i = nodes[i].next_sibling)
+			explain_node(rsinfo, nodes, i, level + 1, qsamples, line);
 }
 
 /*
@@ -567,6 +717,9 @@ jitprof_explain_1_1(PG_FUNCTION_ARGS)
 	bool		all = jp_reader_sees_all();
 	Oid			me = GetUserId();
 	StringInfoData line;
+	HASHCTL		ctl;
+	HTAB	   *byid;
+	int		   *up;
 
 	jp_store_require();
 	InitMaterializedSRF(fcinfo, MAT_SRF_USE_EXPECTED_DESC);
@@ -580,22 +733,32 @@ jitprof_explain_1_1(PG_FUNCTION_ARGS)
 		qsamples += qs[i].query_samples;
 		executions += qs[i].executions;
 	}
+
+	/* the nodes in the order their plan_node_id first occurs in the rows */
+	ctl.keysize = sizeof(int32);
+	ctl.entrysize = sizeof(ExplainNodeRef);
+	ctl.hcxt = CurrentMemoryContext;
+	byid = hash_create("jitprof explain nodes", Max(nrows, 16), &ctl,
+					   HASH_ELEM | HASH_BLOBS | HASH_CONTEXT);
 	for (int i = 0; i < nrows; i++)
 	{
 		NodeRow    *r = &rows[i];
+		ExplainNodeRef *ref;
+		bool		found;
 		int			k;
 
+		CHECK_FOR_INTERRUPTS();
 		if (!r->visible)
 			continue;
-		for (k = 0; k < n; k++)
-			if (nodes[k].id == r->e.key.plan_node_id)
-				break;
-		if (k == n)
+		ref = hash_search(byid, &r->e.key.plan_node_id, HASH_ENTER, &found);
+		if (!found)
 		{
+			ref->index = n;
 			nodes[n].id = r->e.key.plan_node_id;
 			nodes[n].parent = -1;
 			n++;
 		}
+		k = ref->index;
 		if (r->e.has_shape && nodes[k].label == NULL)
 		{
 			nodes[k].label = r->e.label;
@@ -614,37 +777,71 @@ jitprof_explain_1_1(PG_FUNCTION_ARGS)
 	initStringInfo(&line);
 	appendStringInfo(&line, "query " INT64_FORMAT ": " INT64_FORMAT " samples in " INT64_FORMAT " executions",
 					 queryid, qsamples, executions);
-	put_text(rsinfo, line.data);
+	jp_put_text_row(rsinfo, line.data);
+
+	/*
+	 * Each node's parent among the nodes (a node is not its own), and its
+	 * children in the order of the node array.
+	 */
+	up = palloc(sizeof(int) * n);
+	for (int i = 0; i < n; i++)
+	{
+		ExplainNodeRef *ref = hash_search(byid, &nodes[i].parent,
+										  HASH_FIND, NULL);
+
+		up[i] = (ref != NULL && ref->index != i) ? ref->index : -1;
+		nodes[i].first_child = -1;
+		nodes[i].next_sibling = -1;
+	}
+	for (int i = n - 1; i >= 0; i--)
+	{
+		if (up[i] < 0)
+			continue;
+		nodes[i].next_sibling = nodes[up[i]].first_child;
+		nodes[up[i]].first_child = i;
+	}
 
 	/* roots: nodes whose parent is not among the nodes */
 	for (int i = 0; i < n; i++)
-	{
-		bool		has_parent = false;
-
-		for (int k = 0; k < n; k++)
-			if (k != i && nodes[k].id == nodes[i].parent)
-				has_parent = true;
-		if (!has_parent)
-			explain_node(rsinfo, nodes, n, i, 0, qsamples, &line);
-	}
+		if (up[i] < 0)
+			explain_node(rsinfo, nodes, i, 0, qsamples, &line);
 	resetStringInfo(&line);
 	appendStringInfo(&line, "outside any node: %.1f%%",
 					 jp_share_pct(Max(qsamples - self_sum, 0), qsamples));
-	put_text(rsinfo, line.data);
+	jp_put_text_row(rsinfo, line.data);
 	return (Datum) 0;
 }
 
 /*
- * For jitprof_folded (1.1): the visible plan-node rows' shapes, copied out
- * of the store, so that a JIT function's line can start with its node's
- * path from the plan's root.
+ * For jitprof_folded (1.1): the plan-node rows and their shapes, copied out
+ * of the store after "entries" (the caller's copy of its entries), so that
+ * a JIT function's line can start with its node's path from the plan's
+ * root.
  */
 JpPlanPaths *
-jp_plan_paths_copy(void)
+jp_plan_paths_copy(const JpStoreEntry *entries, int64 nentries)
 {
 	JpPlanPaths *paths = palloc0(sizeof(JpPlanPaths));
+	NodeRow    *rows;
+	HASHCTL		ctl;
 
-	paths->rows = copy_rows(false, 0, &paths->nrows, NULL, NULL);
+	rows = copy_rows_after(entries, nentries, false, 0, &paths->nrows,
+						   NULL, NULL);
+	paths->rows = rows;
+	ctl.keysize = sizeof(JpStoreNodeKey);
+	ctl.entrysize = sizeof(RowRef);
+	ctl.hcxt = CurrentMemoryContext;
+	paths->index = hash_create("jitprof plan paths", Max(paths->nrows, 16),
+							   &ctl, HASH_ELEM | HASH_BLOBS | HASH_CONTEXT);
+	for (int i = 0; i < paths->nrows; i++)
+	{
+		RowRef	   *ref;
+
+		CHECK_FOR_INTERRUPTS();
+		/* the store's keys have their padding zeroed, as HASH_BLOBS needs */
+		ref = hash_search(paths->index, &rows[i].e.key, HASH_ENTER, NULL);
+		ref->index = i;
+	}
 	return paths;
 }
 
@@ -652,29 +849,46 @@ static NodeRow *
 find_row(const JpPlanPaths *paths, Oid userid, Oid dbid, int64 queryid,
 		 int32 id)
 {
-	NodeRow    *rows = (NodeRow *) paths->rows;
-	int			lo = 0;
-	int			hi = paths->nrows - 1;
-	NodeRow		key;
+	JpStoreNodeKey key;
+	RowRef	   *ref;
 
 	memset(&key, 0, sizeof(key));
-	key.e.key.userid = userid;
-	key.e.key.dbid = dbid;
-	key.e.key.queryid = queryid;
-	key.e.key.plan_node_id = id;
-	while (lo <= hi)
-	{
-		int			mid = lo + (hi - lo) / 2;
-		int			c = row_cmp(&key, &rows[mid]);
+	key.userid = userid;
+	key.dbid = dbid;
+	key.queryid = queryid;
+	key.plan_node_id = id;
+	ref = hash_search(paths->index, &key, HASH_FIND, NULL);
+	return ref != NULL ? &((NodeRow *) paths->rows)[ref->index] : NULL;
+}
 
-		if (c == 0)
-			return &rows[mid];
-		if (c < 0)
-			hi = mid - 1;
-		else
-			lo = mid + 1;
+/*
+ * Append the path of plan node "id", whose row is "r" (NULL: none), from
+ * the plan's root; false (nothing appended) when a shape on it is unknown.
+ * Parents are followed through each row's "up".
+ */
+static bool
+append_path(const JpPlanPaths *paths, const NodeRow *r, int32 id,
+			StringInfo out)
+{
+	const NodeRow *rows = (const NodeRow *) paths->rows;
+	int32		chain[64];
+	const char *types[64];
+	int			n = 0;
+
+	while (id >= 0 && n < lengthof(chain))
+	{
+		if (r == NULL || !r->e.has_shape)
+			return false;
+		chain[n] = id;
+		types[n] = r->e.node_type;
+		n++;
+		id = r->e.parent;
+		r = r->up >= 0 ? &rows[r->up] : NULL;
 	}
-	return NULL;
+	for (int i = n - 1; i >= 0; i--)
+		appendStringInfo(out, "%s%s#%d", i == n - 1 ? "" : ";",
+						 types[i], chain[i]);
+	return n > 0;
 }
 
 /*
@@ -685,44 +899,9 @@ bool
 jp_plan_path(const JpPlanPaths *paths, Oid userid, Oid dbid, int64 queryid,
 			 int32 id, StringInfo out)
 {
-	int32		chain[64];
-	const char *types[64];
-	int			n = 0;
-
-	while (id >= 0 && n < lengthof(chain))
-	{
-		NodeRow    *r = find_row(paths, userid, dbid, queryid, id);
-
-		if (r == NULL || !r->e.has_shape)
-			return false;
-		chain[n] = id;
-		types[n] = r->e.node_type;
-		n++;
-		id = r->e.parent;
-	}
-	for (int i = n - 1; i >= 0; i--)
-		appendStringInfo(out, "%s%s#%d", i == n - 1 ? "" : ";",
-						 types[i], chain[i]);
-	return n > 0;
-}
-
-/* the rows of the copy, for the folded lines of the nodes themselves */
-int
-jp_plan_paths_count(const JpPlanPaths *paths)
-{
-	return paths->nrows;
-}
-
-void
-jp_plan_paths_row(const JpPlanPaths *paths, int i, JpStoreNodeKey *key,
-				  int64 *self_samples, int64 *query_samples, bool *visible)
-{
-	const NodeRow *r = &((const NodeRow *) paths->rows)[i];
-
-	*key = r->e.key;
-	*self_samples = r->e.self_samples;
-	*query_samples = r->query_samples;
-	*visible = r->visible;
+	return append_path(paths, id >= 0 ?
+					   find_row(paths, userid, dbid, queryid, id) : NULL,
+					   id, out);
 }
 
 /* a JIT function's row, copied out of the store for jitprof_folded */
@@ -735,6 +914,35 @@ typedef struct FoldedFunction
 	char		role[JP_ROLE_LEN];
 	char		ordinal[16];
 } FoldedFunction;
+
+typedef struct FoldedQueryKey
+{
+	Oid			userid;
+	Oid			dbid;
+	int64		queryid;
+} FoldedQueryKey;
+
+/* what the plan-node rows and JIT functions of one query add up to */
+typedef struct FoldedQuery
+{
+	FoldedQueryKey key;			/* hash key: must be first */
+	bool		has_nodes;
+	int64		in_nodes;		/* self samples of its plan-node rows */
+	int64		in_jit;			/* total samples of its JIT functions */
+} FoldedQuery;
+
+static FoldedQuery *
+folded_query(HTAB *queries, Oid userid, Oid dbid, int64 queryid,
+			 HASHACTION action)
+{
+	FoldedQueryKey key;
+
+	memset(&key, 0, sizeof(key));
+	key.userid = userid;
+	key.dbid = dbid;
+	key.queryid = queryid;
+	return hash_search(queries, &key, action, NULL);
+}
 
 /*
  * jitprof_folded (1.1): the profile as folded stacks whose frames are the
@@ -761,16 +969,20 @@ jitprof_folded_1_1(PG_FUNCTION_ARGS)
 	JpPlanPaths *paths;
 	int64	   *fn_total_of_row;
 	StringInfoData line;
+	HASHCTL		ctl;
+	HTAB	   *queries;
 
 	jp_store_require();
 	InitMaterializedSRF(fcinfo, MAT_SRF_USE_EXPECTED_DESC);
 	all = jp_reader_sees_all();
 
+	/* two copies (here and in jp_plan_paths_copy), each under the lock */
 	entries = jp_store_copy(&nentries);
 	fns = palloc(sizeof(FoldedFunction) * Max(nentries, 1));
 	qs = palloc(sizeof(QueryRow) * Max(nentries, 1));
 	for (entry = entries; entry < entries + nentries; entry++)
 	{
+		CHECK_FOR_INTERRUPTS();
 		if (!(all || entry->key.userid == me))
 			continue;
 		if (entry->key.discriminator == 0)
@@ -799,10 +1011,8 @@ jitprof_folded_1_1(PG_FUNCTION_ARGS)
 			strlcpy(f->ordinal, ordinal, sizeof(f->ordinal));
 		}
 	}
+	paths = jp_plan_paths_copy(entries, nentries);
 	pfree(entries);
-
-	/* no lock from here on */
-	paths = jp_plan_paths_copy();
 	fn_total_of_row = palloc0(sizeof(int64) * Max(paths->nrows, 1));
 	initStringInfo(&line);
 
@@ -811,16 +1021,16 @@ jitprof_folded_1_1(PG_FUNCTION_ARGS)
 		FoldedFunction *f = &fns[i];
 		NodeRow    *r;
 
+		CHECK_FOR_INTERRUPTS();
+		r = find_row(paths, f->key.userid, f->key.dbid, f->key.queryid,
+					 f->key.plan_node_id);
 		resetStringInfo(&line);
 		appendStringInfo(&line, "q" INT64_FORMAT ";", f->key.queryid);
-		if (!jp_plan_path(paths, f->key.userid, f->key.dbid, f->key.queryid,
-						  f->key.plan_node_id, &line))
+		if (!append_path(paths, r, f->key.plan_node_id, &line))
 			appendStringInfo(&line, "%s#%d",
 							 f->node_type[0] ? f->node_type : "JIT",
 							 f->key.plan_node_id);
 		appendStringInfo(&line, ";%s%s", f->role, f->ordinal);
-		r = find_row(paths, f->key.userid, f->key.dbid, f->key.queryid,
-					 f->key.plan_node_id);
 		if (r != NULL)
 			fn_total_of_row[r - (NodeRow *) paths->rows] += f->total_samples;
 		if (f->self_samples > 0)
@@ -828,7 +1038,7 @@ jitprof_folded_1_1(PG_FUNCTION_ARGS)
 			int			len = line.len;
 
 			appendStringInfo(&line, " " INT64_FORMAT, f->self_samples);
-			put_text(rsinfo, line.data);
+			jp_put_text_row(rsinfo, line.data);
 			line.len = len;
 			line.data[len] = '\0';
 		}
@@ -836,7 +1046,7 @@ jitprof_folded_1_1(PG_FUNCTION_ARGS)
 		{
 			appendStringInfo(&line, ";[called from JIT] " INT64_FORMAT,
 							 f->total_samples - f->self_samples);
-			put_text(rsinfo, line.data);
+			jp_put_text_row(rsinfo, line.data);
 		}
 	}
 
@@ -846,51 +1056,80 @@ jitprof_folded_1_1(PG_FUNCTION_ARGS)
 		NodeRow    *r = &((NodeRow *) paths->rows)[i];
 		int64		rest = r->e.self_samples - fn_total_of_row[i];
 
+		CHECK_FOR_INTERRUPTS();
 		if (!r->visible || rest <= 0)
 			continue;
 		resetStringInfo(&line);
 		appendStringInfo(&line, "q" INT64_FORMAT ";", r->e.key.queryid);
-		if (!jp_plan_path(paths, r->e.key.userid, r->e.key.dbid,
-						  r->e.key.queryid, r->e.key.plan_node_id, &line))
+		if (!append_path(paths, r, r->e.key.plan_node_id, &line))
 			appendStringInfo(&line, "Node#%d", r->e.key.plan_node_id);
 		appendStringInfo(&line, " " INT64_FORMAT, rest);
-		put_text(rsinfo, line.data);
+		jp_put_text_row(rsinfo, line.data);
 	}
 
-	/* each query's samples outside any node (or outside JIT) */
+	/*
+	 * Each query's samples outside any node (or outside JIT): its nodes' and
+	 * functions' sums, gathered in one pass over each through a hash table.
+	 */
+	ctl.keysize = sizeof(FoldedQueryKey);
+	ctl.entrysize = sizeof(FoldedQuery);
+	ctl.hcxt = CurrentMemoryContext;
+	queries = hash_create("jitprof folded queries", Max(nq, 16), &ctl,
+						  HASH_ELEM | HASH_BLOBS | HASH_CONTEXT);
 	for (int i = 0; i < nq; i++)
 	{
-		int64		in_nodes = 0;
-		int64		in_jit = 0;
-		bool		has_nodes = false;
+		FoldedQuery *fq;
+
+		CHECK_FOR_INTERRUPTS();
+		fq = folded_query(queries, qs[i].key.userid, qs[i].key.dbid,
+						  qs[i].key.queryid, HASH_ENTER);
+		fq->has_nodes = false;
+		fq->in_nodes = 0;
+		fq->in_jit = 0;
+	}
+	for (int i = 0; i < paths->nrows; i++)
+	{
+		const JpStoreNodeKey *key = &((NodeRow *) paths->rows)[i].e.key;
+		FoldedQuery *fq;
+
+		CHECK_FOR_INTERRUPTS();
+		fq = folded_query(queries, key->userid, key->dbid, key->queryid,
+						  HASH_FIND);
+		if (fq != NULL)
+		{
+			fq->has_nodes = true;
+			fq->in_nodes += ((NodeRow *) paths->rows)[i].e.self_samples;
+		}
+	}
+	for (int i = 0; i < nfns; i++)
+	{
+		FoldedQuery *fq;
+
+		CHECK_FOR_INTERRUPTS();
+		fq = folded_query(queries, fns[i].key.userid, fns[i].key.dbid,
+						  fns[i].key.queryid, HASH_FIND);
+		if (fq != NULL)
+			fq->in_jit += fns[i].total_samples;
+	}
+	for (int i = 0; i < nq; i++)
+	{
+		FoldedQuery *fq;
 		int64		outside;
 
-		for (int k = 0; k < paths->nrows; k++)
-		{
-			NodeRow    *r = &((NodeRow *) paths->rows)[k];
-
-			if (r->e.key.userid == qs[i].key.userid &&
-				r->e.key.dbid == qs[i].key.dbid &&
-				r->e.key.queryid == qs[i].key.queryid)
-			{
-				has_nodes = true;
-				in_nodes += r->e.self_samples;
-			}
-		}
-		for (int k = 0; k < nfns; k++)
-			if (fns[k].key.userid == qs[i].key.userid &&
-				fns[k].key.dbid == qs[i].key.dbid &&
-				fns[k].key.queryid == qs[i].key.queryid)
-				in_jit += fns[k].total_samples;
-		outside = qs[i].query_samples - (has_nodes ? in_nodes : in_jit);
+		CHECK_FOR_INTERRUPTS();
+		fq = folded_query(queries, qs[i].key.userid, qs[i].key.dbid,
+						  qs[i].key.queryid, HASH_FIND);
+		outside = qs[i].query_samples -
+			(fq->has_nodes ? fq->in_nodes : fq->in_jit);
 		if (outside <= 0)
 			continue;
 		resetStringInfo(&line);
 		appendStringInfo(&line, "q" INT64_FORMAT ";%s " INT64_FORMAT,
 						 qs[i].key.queryid,
-						 has_nodes ? "[outside any node]" : "[outside JIT]",
+						 fq->has_nodes ? "[outside any node]" : "[outside JIT]",
 						 outside);
-		put_text(rsinfo, line.data);
+		jp_put_text_row(rsinfo, line.data);
 	}
+	hash_destroy(queries);
 	return (Datum) 0;
 }

@@ -1,8 +1,9 @@
 /*-------------------------------------------------------------------------
  *
  * plan_nodes.h
- *	  The plan-node profile's SQL side (plan_nodes.c), as hotspots.c's
- *	  jitprof_folded uses it for plan paths.
+ *	  Plan paths ("Agg#0;Sort#1;SeqScan#2") of the plan-node profile's SQL
+ *	  side (plan_nodes.c), for jitprof_folded (1.1), which is in
+ *	  plan_nodes.c too: no other file uses them.
  *
  *-------------------------------------------------------------------------
  */
@@ -18,14 +19,12 @@ typedef struct JpPlanPaths
 {
 	void	   *rows;
 	int			nrows;
+	HTAB	   *index;			/* a row's place in rows, by its key */
 } JpPlanPaths;
 
-extern JpPlanPaths *jp_plan_paths_copy(void);
+extern JpPlanPaths *jp_plan_paths_copy(const JpStoreEntry *entries,
+									   int64 nentries);
 extern bool jp_plan_path(const JpPlanPaths *paths, Oid userid, Oid dbid,
 						 int64 queryid, int32 id, StringInfo out);
-extern int	jp_plan_paths_count(const JpPlanPaths *paths);
-extern void jp_plan_paths_row(const JpPlanPaths *paths, int i,
-							  JpStoreNodeKey *key, int64 *self_samples,
-							  int64 *query_samples, bool *visible);
 
 #endif							/* JITPROF_PLAN_NODES_H */

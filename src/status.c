@@ -191,6 +191,7 @@ jitprof_functions_1_0(PG_FUNCTION_ARGS)
 		char		address[32];
 		int			col = 0;
 
+		CHECK_FOR_INTERRUPTS();
 		memset(nulls, 0, sizeof(nulls));
 		snprintf(address, sizeof(address), "0x%" INT64_MODIFIER "x", fn->address);
 

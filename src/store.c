@@ -1360,6 +1360,10 @@ jp_store_flush(Oid userid, Oid dbid, int64 queryid, bool count_execution,
  * lock is taken, so no page fault or malloc happens under it; if the table
  * grew in between, it is allocated again.  Returns the array and sets
  * *nentries to its length.
+ *
+ * The copy loop does not check for interrupts: holding an LWLock holds them
+ * off, and the copy is short.  The callers check them in their loops over
+ * the copy, where a big store's time goes.
  */
 static void *
 copy_table(HTAB *hash, Size entrysize, long max_entries, int64 *nentries)
@@ -1386,6 +1390,7 @@ copy_table(HTAB *hash, Size entrysize, long max_entries, int64 *nentries)
 			return copy;
 		}
 		LWLockRelease(store->lock);
+		CHECK_FOR_INTERRUPTS();
 
 		/* room for some growth, but never more than the table can hold */
 		if (copy != NULL)
