@@ -35,7 +35,7 @@ $node->append_conf('postgresql.conf', jitprof_conf() . "shared_buffers = 128MB\n
 }
 $node->safe_psql('postgres', 'CREATE EXTENSION jitprof');
 $node->safe_psql('postgres', q{
-CREATE TABLE t AS SELECT g AS a, g % 7 AS b FROM generate_series(1, 10000) g;
+CREATE TABLE t AS SELECT g AS a, g % 7 AS b FROM generate_series(1, 1000) g;
 ANALYZE t;
 });
 

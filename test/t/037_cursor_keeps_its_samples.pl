@@ -17,7 +17,7 @@ jitprof.sample_rate = 1000
 });
 $node->safe_psql('postgres', q{
 CREATE EXTENSION pg_stat_statements;
-CREATE TABLE t AS SELECT g AS a FROM generate_series(1, 2000000) g;
+CREATE TABLE t AS SELECT g AS a FROM generate_series(1, 500000) g;
 VACUUM ANALYZE t;
 SELECT jitprof_reset(), pg_stat_statements_reset();
 });
@@ -25,9 +25,9 @@ SELECT jitprof_reset(), pg_stat_statements_reset();
 $node->safe_psql('postgres', q{
 BEGIN;
 DECLARE c1 CURSOR FOR SELECT a FROM t WHERE sqrt(a::float8) * 3 + ln(a + 1.0) > 7 AND a % 3 <> 1;
-MOVE 400000 IN c1;
+MOVE 100000 IN c1;
 SELECT count(*) FROM t WHERE sqrt(a::float8) * 2 + ln(a + 2.0) > 9;
-MOVE 400000 IN c1;
+MOVE 100000 IN c1;
 SELECT count(*) FROM t WHERE sqrt(a::float8) * 2 + ln(a + 2.0) > 9;
 MOVE ALL IN c1;
 CLOSE c1;

@@ -25,7 +25,7 @@ VACUUM ANALYZE t;
 
 # About a second of CPU in one statement, five flush intervals at least: a
 # nested loop with arithmetic.
-my $query = q{SELECT count(*), sum(t.a * s + t.b) FROM t, generate_series(1, 100) s
+my $query = q{SELECT count(*), sum(t.a * s + t.b) FROM t, generate_series(1, 40) s
  WHERE (t.a * s) % 7 <> 3 AND t.b * s > 5};
 my $expected = $node->safe_psql('postgres', "SET jit = off; $query");
 # Every JIT statement (these reads too) ends with a flush that counts its
