@@ -7,44 +7,47 @@
 #  - jitprof_llvm.so, the part that needs them (linker, code arena, gdb
 #    sink, LLVM C API calls).  jitprof.so loads it in a backend the first
 #    time it is that backend's JIT provider; the two meet only through one
-#    exported function (src/jitprof_llvm.h).
+#    exported function (src/core/jitprof_llvm.h).
 # Both are built with hidden visibility and export only what PostgreSQL
 # looks up (and, for jitprof_llvm.so, its one entry point); test 007 checks
 # that with nm -D --defined-only.
 
 MODULE_big = jitprof
+# src/ is in layers, one folder each (doc/architecture.md); listed bottom up.
 OBJS = \
-	src/jitprof.o \
-	src/provider.o \
-	src/llvm_library.o \
-	src/got_patch.o \
-	src/naming.o \
-	src/registry.o \
-	src/status.o \
-	src/sink_perf_map.o \
-	src/sink_jitdump.o \
-	src/sink_io.o \
-	src/range_set.o \
-	src/store.o \
-	src/sampler_signal.o \
-	src/sampler_profile.o \
-	src/sampler_hooks.o \
-	src/sampler_nodes.o \
-	src/sampler_steps.o \
-	src/hotspots.o \
-	src/hotspot_steps.o \
-	src/plan_nodes.o \
-	src/steps.o
+	src/core/settings.o \
+	src/core/file_io.o \
+	src/store/store.o \
+	src/names/naming.o \
+	src/names/steps.o \
+	src/link/registry.o \
+	src/sinks/range_set.o \
+	src/sinks/sink_perf_map.o \
+	src/sinks/sink_jitdump.o \
+	src/sampler/sampler_signal.o \
+	src/sampler/sampler_profile.o \
+	src/sampler/sampler_hooks.o \
+	src/sampler/sampler_nodes.o \
+	src/sampler/sampler_steps.o \
+	src/provider/provider.o \
+	src/provider/llvm_library.o \
+	src/provider/got_patch.o \
+	src/views/hotspots.o \
+	src/views/hotspot_steps.o \
+	src/views/plan_nodes.o \
+	src/views/status.o \
+	src/jitprof.o
 
+# src/llvm: jitprof_llvm.so, which includes only core's headers
 LLVM_MODULE = jitprof_llvm
 LLVM_OBJS = \
-	src/llvm_entry.o \
-	src/linker.o \
-	src/code_arena.o \
-	src/eh_frame.o \
-	src/sink_gdb.o \
-	src/llvm_steps.o \
-	src/sink_gdb_dwarf.o
+	src/llvm/llvm_entry.o \
+	src/llvm/linker.o \
+	src/llvm/code_arena.o \
+	src/llvm/eh_frame.o \
+	src/llvm/sink_gdb.o \
+	src/llvm/llvm_steps.o \
+	src/llvm/sink_gdb_dwarf.o
 
 EXTENSION = jitprof
 DATA = jitprof--1.0.sql jitprof--1.0--1.1.sql jitprof--1.1--1.2.sql \
@@ -70,7 +73,7 @@ TAP_TESTS = 1
 PROVE_TESTS = test/t/*.pl
 PROVE_FLAGS = -I $(srcdir)/test/lib
 
-EXTRA_CLEAN = $(LLVM_MODULE)$(DLSUFFIX) $(LLVM_OBJS) src/eeop_names.h
+EXTRA_CLEAN = $(LLVM_MODULE)$(DLSUFFIX) $(LLVM_OBJS) src/names/eeop_names.h
 
 PG_CONFIG ?= pg_config
 LLVM_CONFIG ?= llvm-config-14
@@ -87,8 +90,9 @@ LLVM_CXXFLAGS_USED := $(filter-out -O% -g% -W% -I%,$(shell $(LLVM_CONFIG) --cxxf
 # visibility it must mark what PostgreSQL looks up by name (PG_MODULE_MAGIC,
 # PG_FUNCTION_INFO_V1, _PG_init, _PG_jit_provider_init).
 # The C files need LLVM's include path for jit/llvmjit.h (llvm-c types); only
-# jitprof_llvm.so links LLVM.
-PG_CPPFLAGS = -I$(LLVM_INCLUDEDIR) '-DPGDLLEXPORT=__attribute__((visibility("default")))'
+# jitprof_llvm.so links LLVM.  jitprof's own headers are included as
+# "layer/header.h" from src/, which comes first.
+PG_CPPFLAGS = -I$(srcdir)/src -I$(LLVM_INCLUDEDIR) '-DPGDLLEXPORT=__attribute__((visibility("default")))'
 PG_CFLAGS = -fvisibility=hidden
 # -fno-rtti: jitprof's C++ needs no RTTI (the compiler refuses dynamic_cast
 # and typeid under it), so it links against an LLVM built with or without.
@@ -118,16 +122,27 @@ PROVE := env -u PGOPTIONS $(PROVE)
 all: $(LLVM_MODULE)$(DLSUFFIX)
 
 # The version script keeps libstdc++'s template instantiations unexported.
-$(LLVM_MODULE)$(DLSUFFIX): $(LLVM_OBJS) $(srcdir)/src/jitprof_llvm.map
+$(LLVM_MODULE)$(DLSUFFIX): $(LLVM_OBJS) $(srcdir)/src/llvm/jitprof_llvm.map
 	$(CXX) $(CXXFLAGS) -shared -o $@ $(LLVM_OBJS) $(LDFLAGS) $(LDFLAGS_SL) \
-		-Wl,--version-script=$(srcdir)/src/jitprof_llvm.map $(LLVM_SHLIB_LINK)
+		-Wl,--version-script=$(srcdir)/src/llvm/jitprof_llvm.map $(LLVM_SHLIB_LINK)
 
-$(OBJS) $(LLVM_OBJS): $(wildcard $(srcdir)/src/*.h)
+$(OBJS) $(LLVM_OBJS): $(wildcard $(srcdir)/src/*/*.h)
+
+# Every include points down the layers (doc/architecture.md): checked before
+# anything is compiled (order-only, so it rebuilds nothing), and, once the
+# objects are built, against the symbols each object uses from another.
+.PHONY: check-layers check-layer-symbols
+$(OBJS) $(LLVM_OBJS): | check-layers
+check-layers:
+	$(PERL) $(srcdir)/tools/check_layers.pl $(srcdir)/src
+all: check-layer-symbols
+check-layer-symbols: $(OBJS) $(LLVM_OBJS)
+	$(PERL) $(srcdir)/tools/check_layers.pl --symbols $(srcdir)/src $(OBJS) -- $(LLVM_OBJS)
 
 # The names of the expression step opcodes, from the server's own headers
-# (src/steps.c checks the count against EEOP_LAST).
-src/steps.o: src/eeop_names.h
-src/eeop_names.h: $(srcdir)/tools/eeop_names.sh $(includedir_server)/executor/execExpr.h
+# (src/names/steps.c checks the count against EEOP_LAST).
+src/names/steps.o: src/names/eeop_names.h
+src/names/eeop_names.h: $(srcdir)/tools/eeop_names.sh $(includedir_server)/executor/execExpr.h
 	$(SHELL) $(srcdir)/tools/eeop_names.sh $(includedir_server)/executor/execExpr.h > $@.tmp && mv $@.tmp $@
 
 install: install-llvm-module

@@ -2,7 +2,7 @@
 # Format jitprof's C sources the way PostgreSQL's pgindent does: pg_bsd_indent
 # with pgindent's options, and a typedef list made of the installed server
 # and LLVM C headers' typedefs plus jitprof's own (typedefs.list).
-#   tools/pgindent.sh           reformat src/*.c src/*.h in place
+#   tools/pgindent.sh           reformat src/*.c src/*.h src/*/*.c src/*/*.h in place
 #   tools/pgindent.sh --check   list files that would change, exit 1 if any
 set -euo pipefail
 
@@ -29,7 +29,8 @@ trap 'rm -rf "$tmp"' EXIT
 } | grep -E '^[A-Za-z_][A-Za-z0-9_]*$' | grep -vE "$exclude" | sort -u >"$tmp"/typedefs
 
 status=0
-for f in "$top"/src/*.c "$top"/src/*.h; do
+shopt -s nullglob
+for f in "$top"/src/*.c "$top"/src/*.h "$top"/src/*/*.c "$top"/src/*/*.h; do
 	# C++ headers (LLVM style) are not pgindent's business
 	head -1 "$f" | grep -q '^//' && continue
 	pg_bsd_indent -bad -bap -bbb -bc -bl -cli1 -cp33 -cdb -nce -d0 -di12 \

@@ -8,7 +8,8 @@
 #   tools/test.sh tap [FILES]   only TAP tests (optionally some test/t files)
 #
 # Results are counted in units: a unit is one pg_regress suite (a name in
-# the Makefile's REGRESS) or one TAP file.  A unit is skipped when it
+# the Makefile's REGRESS), one TAP file, or check_layers (the include rules
+# of doc/architecture.md and their self-test, run in every mode).  A unit is skipped when it
 # skipped all its tests (a TAP file's skip_all), passed when all its tests
 # passed and the logs of the servers it ran show no crash, and failed
 # otherwise, also when it did not run to its end.  The last line, which CI
@@ -87,6 +88,18 @@ pgxs_installcheck() {
 		JITPROF_BUILD_PG_CONFIG="$(command -v pg_config)" \
 		make -s installcheck PG_CONFIG="$PG_BINDIR/pg_config" "$@")
 }
+
+# The layering of src/ (doc/architecture.md), whichever tests run: the
+# build checked it already; the self-test shows that each rule still fails
+# when broken.
+echo "== layers (tools/check_layers.pl)"
+if perl "$here"/check_layers.pl "$TOP"/src &&
+	perl "$here"/check_layers.pl --self-test "$TOP"/src >"$work"/layers.log 2>&1; then
+	count check_layers passed
+else
+	cat "$work"/layers.log
+	count check_layers failed "tools/check_layers.pl"
+fi
 
 if [ "$what" = all ] || [ "$what" = regress ]; then
 	echo "== pg_regress (make installcheck) against a throwaway server"

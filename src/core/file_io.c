@@ -1,0 +1,170 @@
+/*-------------------------------------------------------------------------
+ *
+ * file_io.c
+ *	  File output shared by the code that writes files under
+ *	  jitprof.jitdump_dir and /tmp (perf map, jitdump, step file): writing,
+ *	  building paths, and the checks of the .debug directories.
+ *
+ * These run inside LLVM's call stack or at compile_expr time, so they use
+ * plain system calls and report failure through their result and errno.
+ * The only messages are WARNINGs, and only when the caller asks for them:
+ * a WARNING returns to the caller, it never unwinds through LLVM.
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "core/core.h"
+
+/* write() all of buf, resuming after short writes and EINTR */
+bool
+jp_write_all(int fd, const void *buf, size_t len)
+{
+	const char *p = buf;
+
+	while (len > 0)
+	{
+		ssize_t		n = write(fd, p, len);
+
+		if (n < 0)
+		{
+			if (errno == EINTR)
+				continue;
+			return false;
+		}
+		p += n;
+		len -= n;
+	}
+	return true;
+}
+
+/*
+ * snprintf() a path into buf.  False if it does not fit: a path cut short
+ * names another file, so the caller must not use it.
+ */
+bool
+jp_path_format(char *buf, size_t size, const char *fmt,...)
+{
+	va_list		args;
+	int			n;
+
+	va_start(args, fmt);
+	n = vsnprintf(buf, size, fmt, args);
+	va_end(args);
+	if (n < 0 || (size_t) n >= size)
+	{
+		if (size > 0)
+			buf[0] = '\0';
+		return false;
+	}
+	return true;
+}
+
+/* a directory could not be created: errno says why */
+static void
+report_cannot_create(const char *path)
+{
+	ereport(WARNING,
+			(errcode_for_file_access(),
+			 errmsg("could not create jitdump directory \"%s\": %m", path),
+			 errdetail("jitdump output is off for this backend."),
+			 errhint("Set jitprof.jitdump_dir to a directory the server's OS user can write to.")));
+}
+
+/*
+ * Make sure "path" is a directory we may safely create files in: create it
+ * if missing; it must not be a symlink, must belong to us or to root, and
+ * if others may write to it, it must have the sticky bit (as /tmp has), or
+ * they could rename or replace what we create in it.
+ */
+static bool
+private_dir(const char *path, bool report)
+{
+	struct stat st;
+
+	if (mkdir(path, S_IRWXU | S_IRGRP | S_IXGRP | S_IROTH | S_IXOTH) != 0 &&
+		errno != EEXIST)
+	{
+		if (report)
+			report_cannot_create(path);
+		return false;
+	}
+	if (lstat(path, &st) != 0)
+	{
+		if (report)
+			ereport(WARNING,
+					(errcode_for_file_access(),
+					 errmsg("could not access jitdump directory \"%s\": %m", path),
+					 errdetail("jitdump output is off for this backend."),
+					 errhint("Set jitprof.jitdump_dir to a directory the server's OS user can write to.")));
+		return false;
+	}
+	if (!S_ISDIR(st.st_mode))
+	{
+		if (report)
+			ereport(WARNING,
+					(errmsg("jitdump directory \"%s\" is not a directory", path),
+					 errdetail("It is a symbolic link or another kind of file; jitdump output is off for this backend."),
+					 errhint("Remove \"%s\", or set jitprof.jitdump_dir to another directory.", path)));
+		return false;
+	}
+	if (st.st_uid != geteuid() && st.st_uid != 0)
+	{
+		if (report)
+			ereport(WARNING,
+					(errmsg("jitdump directory \"%s\" belongs to another user", path),
+					 errdetail("The directory belongs to user ID %d, the server runs as user ID %d; jitdump output is off for this backend.",
+							   (int) st.st_uid, (int) geteuid()),
+					 errhint("Remove \"%s\", or set jitprof.jitdump_dir to another directory.", path)));
+		return false;
+	}
+	if ((st.st_mode & (S_IWGRP | S_IWOTH)) != 0 && (st.st_mode & S_ISVTX) == 0)
+	{
+		if (report)
+			ereport(WARNING,
+					(errmsg("jitdump directory \"%s\" is writable by other users and has no sticky bit", path),
+					 errdetail("Its mode is %04o; jitdump output is off for this backend.",
+							   (unsigned int) (st.st_mode & 07777)),
+					 errhint("Run \"chmod go-w %s\" or \"chmod +t %s\", or set jitprof.jitdump_dir to another directory.",
+							 path, path)));
+		return false;
+	}
+	return true;
+}
+
+/*
+ * Create (if missing) and check <dir>/.debug and <dir>/.debug/jit, the
+ * directories perf inject expects above a jitdump file, for the jitdump
+ * sink and the step file.  They may sit in a shared directory such as
+ * /tmp.  On success jit_dir (MAXPGPATH bytes) holds <dir>/.debug/jit.
+ * With "report", a failure is a WARNING worded for the jitdump sink.
+ *
+ * Callers have built their longer paths under dir first, so these fit.
+ */
+bool
+jp_debug_dirs(const char *dir, char *jit_dir, bool report)
+{
+	char		debug_dir[MAXPGPATH];
+
+	if (!jp_path_format(debug_dir, sizeof(debug_dir), "%s/.debug", dir) ||
+		!jp_path_format(jit_dir, MAXPGPATH, "%s/.debug/jit", dir))
+		return false;
+	return private_dir(debug_dir, report) && private_dir(jit_dir, report);
+}
+
+/*
+ * Make a fresh directory from "tmpl" (ending in XXXXXX) with mkdtemp(),
+ * mode 0700, inside the directories jp_debug_dirs() checked.
+ */
+bool
+jp_make_temp_dir(char *tmpl, bool report)
+{
+	if (mkdtemp(tmpl) != NULL)
+		return true;
+	if (report)
+		report_cannot_create(tmpl);
+	return false;
+}

@@ -1,0 +1,407 @@
+/*-------------------------------------------------------------------------
+ *
+ * got_patch.c
+ *	  Rebind some of one loaded library's calls, through its GOT.
+ *
+ * jitprof has to give llvmjit.so its own object layer: llvmjit.so creates
+ * one by calling an LLVM C API function, and has no hook for it.  That call
+ * is an undefined dynamic symbol of llvmjit.so, bound by the dynamic loader
+ * when llvmjit.so is loaded (llvmjit.so is linked BIND_NOW, and PostgreSQL
+ * loads libraries RTLD_NOW): the address of libLLVM's function sits in
+ * llvmjit.so's global offset table (GOT), in an entry named by one of its
+ * dynamic relocations (R_X86_64_JUMP_SLOT for a call through the PLT,
+ * R_X86_64_GLOB_DAT for one through the GOT).
+ *
+ * jp_got_patch() finds those entries for each function of an interposer
+ * table, remembers the address each holds as the original function, and
+ * writes the replacement's address instead.  Only that library's calls
+ * change: libLLVM, and any other library calling it, keep their bindings.
+ * Unlike defining the functions in a library that must come before libLLVM
+ * in the global scope, this works whatever was loaded first.
+ *
+ * How.  dl_iterate_phdr() finds the library by an address inside it (its
+ * _PG_jit_provider_init) and gives its program headers; PT_DYNAMIC gives
+ * the dynamic section with the symbol, string and relocation tables.  The
+ * dynamic loader may or may not have relocated those table addresses in
+ * place, so an address is taken as it is when it falls inside the library's
+ * mapped segments, else as an offset from its base, else refused.  The GOT
+ * is in the RELRO region, which the loader made read-only once it was done:
+ * a page of it is made writable with mprotect() for the write, and made
+ * read-only again.  Each write is read back before it is relied on.
+ *
+ * Contract.  It runs in a backend's only thread, before the library calls
+ * any of the functions (llvmjit.so calls them on its first compilation), so
+ * no call races with a write.  It is idempotent: an entry that already holds
+ * the replacement is left alone (a process that loads the library again, as
+ * a parallel worker loading its leader's libraries, finds it so).  Either
+ * every entry of every found function is rebound, or none is: a failure
+ * puts the entries written so far back, and the library runs as it was.
+ * A function with no entry is one the library never calls; that is fine
+ * unless the interposer is marked required.  Failures give one WARNING and
+ * return false; nothing here throws or can crash the backend.
+ *
+ * Architectures.  Only x86-64 is implemented and tested.  Elsewhere
+ * jp_got_patch() returns false after a WARNING, and llvmjit runs stock.
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include <elf.h>
+#include <link.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include "provider/provider.h"
+
+#if defined(__x86_64__)
+
+/* most GOT entries rebound in one library */
+#define MAX_SLOTS	32
+
+/* the loaded library, as dl_iterate_phdr shows it */
+typedef struct LoadedObject
+{
+	uintptr_t	code;			/* the address to look for */
+	bool		found;
+	Elf64_Addr	base;
+	const Elf64_Phdr *phdr;
+	int			phnum;
+} LoadedObject;
+
+/* one GOT entry to rebind */
+typedef struct GotSlot
+{
+	void	  **slot;
+	void	   *old_value;
+	int			interposer;		/* index into the interposer table */
+} GotSlot;
+
+static int
+find_object(struct dl_phdr_info *info, size_t size, void *arg)
+{
+	LoadedObject *obj = (LoadedObject *) arg;
+
+	for (int i = 0; i < info->dlpi_phnum; i++)
+	{
+		const Elf64_Phdr *ph = &info->dlpi_phdr[i];
+		uintptr_t	start = info->dlpi_addr + ph->p_vaddr;
+
+		if (ph->p_type == PT_LOAD &&
+			obj->code >= start && obj->code < start + ph->p_memsz)
+		{
+			obj->found = true;
+			obj->base = info->dlpi_addr;
+			obj->phdr = info->dlpi_phdr;
+			obj->phnum = info->dlpi_phnum;
+			return 1;
+		}
+	}
+	return 0;
+}
+
+/* the PT_LOAD segment holding [addr, addr + len), or NULL */
+static const Elf64_Phdr *
+segment_of(const LoadedObject *obj, uintptr_t addr, size_t len)
+{
+	for (int i = 0; i < obj->phnum; i++)
+	{
+		const Elf64_Phdr *ph = &obj->phdr[i];
+		uintptr_t	start = obj->base + ph->p_vaddr;
+
+		if (ph->p_type == PT_LOAD && addr >= start &&
+			addr + len >= addr && addr + len <= start + ph->p_memsz)
+			return ph;
+	}
+	return NULL;
+}
+
+/* a d_ptr of the dynamic section as an address in the object, or 0 */
+static uintptr_t
+dynamic_address(const LoadedObject *obj, Elf64_Addr ptr)
+{
+	if (segment_of(obj, ptr, 1) != NULL)
+		return ptr;
+	if (segment_of(obj, obj->base + ptr, 1) != NULL)
+		return obj->base + ptr;
+	return 0;
+}
+
+/*
+ * The page range the loader made read-only for RELRO, rounded as it rounds
+ * it (start and end down to a page), or an empty range.
+ */
+static void
+relro_range(const LoadedObject *obj, uintptr_t *lo, uintptr_t *hi)
+{
+	uintptr_t	page = (uintptr_t) sysconf(_SC_PAGESIZE);
+
+	*lo = *hi = 0;
+	for (int i = 0; i < obj->phnum; i++)
+	{
+		const Elf64_Phdr *ph = &obj->phdr[i];
+
+		if (ph->p_type == PT_GNU_RELRO)
+		{
+			uintptr_t	start = obj->base + ph->p_vaddr;
+
+			*lo = start & ~(page - 1);
+			*hi = (start + ph->p_memsz) & ~(page - 1);
+		}
+	}
+}
+
+/*
+ * Write value into a GOT entry and read it back.  An entry in the RELRO
+ * range is on a read-only page: that page is made writable for the write
+ * and read-only again.  An entry elsewhere must be in a writable segment.
+ */
+static bool
+write_slot(const LoadedObject *obj, void **slot, void *value)
+{
+	uintptr_t	addr = (uintptr_t) slot;
+	uintptr_t	page_size = (uintptr_t) sysconf(_SC_PAGESIZE);
+	void	   *page = (void *) (addr & ~(page_size - 1));
+	uintptr_t	relro_lo;
+	uintptr_t	relro_hi;
+	const Elf64_Phdr *seg = segment_of(obj, addr, sizeof(void *));
+
+	if (seg == NULL)
+		return false;
+	relro_range(obj, &relro_lo, &relro_hi);
+
+	if (addr >= relro_lo && addr < relro_hi)
+	{
+		if (mprotect(page, page_size, PROT_READ | PROT_WRITE) != 0)
+			return false;
+		*slot = value;
+		/* if this fails the entry stays writable, and still works */
+		(void) mprotect(page, page_size, PROT_READ);
+	}
+	else if (seg->p_flags & PF_W)
+		*slot = value;
+	else
+		return false;
+
+	return *(void *volatile *) slot == value;
+}
+
+/* detail: why, a complete sentence, translated */
+static void
+warn_not_bound(const char *library, const char *detail)
+{
+	ereport(WARNING,
+			(errmsg("jitprof cannot link the code of JIT provider \"%s\", so it names and profiles none of it",
+					library),
+			 errdetail_internal("%s", detail),
+			 errhint("Set jitprof.llvmjit_library to PostgreSQL's llvmjit for LLVM 14, or set jit_provider = 'llvmjit' to do without jitprof.")));
+}
+
+bool
+jp_got_patch(const void *code, const char *library,
+			 const JitprofInterposer *interposers, int ninterposers)
+{
+	LoadedObject obj = {0};
+	const Elf64_Dyn *dyn = NULL;
+	const Elf64_Sym *symtab = NULL;
+	const char *strtab = NULL;
+	size_t		strsz = 0;
+	const Elf64_Rela *tables[2] = {NULL, NULL};
+	size_t		table_sizes[2] = {0, 0};
+	size_t		relaent = sizeof(Elf64_Rela);
+	GotSlot		slots[MAX_SLOTS];
+	int			nslots = 0;
+	void	   *originals[MAX_SLOTS];
+	int			done;
+
+	obj.code = (uintptr_t) code;
+	dl_iterate_phdr(find_object, &obj);
+	if (!obj.found)
+	{
+		warn_not_bound(library, _("The library is not loaded."));
+		return false;
+	}
+
+	for (int i = 0; i < obj.phnum; i++)
+		if (obj.phdr[i].p_type == PT_DYNAMIC)
+			dyn = (const Elf64_Dyn *) (obj.base + obj.phdr[i].p_vaddr);
+	if (dyn == NULL)
+	{
+		warn_not_bound(library, _("The library has no dynamic section."));
+		return false;
+	}
+
+	for (; dyn->d_tag != DT_NULL; dyn++)
+	{
+		switch (dyn->d_tag)
+		{
+			case DT_SYMTAB:
+				symtab = (const Elf64_Sym *) dynamic_address(&obj, dyn->d_un.d_ptr);
+				break;
+			case DT_STRTAB:
+				strtab = (const char *) dynamic_address(&obj, dyn->d_un.d_ptr);
+				break;
+			case DT_STRSZ:
+				strsz = dyn->d_un.d_val;
+				break;
+			case DT_RELA:
+				tables[0] = (const Elf64_Rela *) dynamic_address(&obj, dyn->d_un.d_ptr);
+				break;
+			case DT_RELASZ:
+				table_sizes[0] = dyn->d_un.d_val;
+				break;
+			case DT_RELAENT:
+				relaent = dyn->d_un.d_val;
+				break;
+			case DT_JMPREL:
+				tables[1] = (const Elf64_Rela *) dynamic_address(&obj, dyn->d_un.d_ptr);
+				break;
+			case DT_PLTRELSZ:
+				table_sizes[1] = dyn->d_un.d_val;
+				break;
+			case DT_PLTREL:
+				if (dyn->d_un.d_val != DT_RELA)
+				{
+					warn_not_bound(library, _("The library's PLT relocations are not of type RELA."));
+					return false;
+				}
+				break;
+		}
+	}
+	if (symtab == NULL || strtab == NULL || relaent != sizeof(Elf64_Rela))
+	{
+		warn_not_bound(library, _("The library's dynamic section could not be read."));
+		return false;
+	}
+
+	/* every GOT entry bound to one of the functions */
+	for (int t = 0; t < 2; t++)
+	{
+		if (tables[t] == NULL)
+			continue;
+		for (size_t r = 0; r < table_sizes[t] / sizeof(Elf64_Rela); r++)
+		{
+			const Elf64_Rela *rela = &tables[t][r];
+			unsigned	type = ELF64_R_TYPE(rela->r_info);
+			const Elf64_Sym *sym;
+			const char *name;
+
+			if (type != R_X86_64_JUMP_SLOT && type != R_X86_64_GLOB_DAT)
+				continue;
+			sym = &symtab[ELF64_R_SYM(rela->r_info)];
+			if (sym->st_name >= strsz)
+				continue;
+			name = strtab + sym->st_name;
+
+			for (int i = 0; i < ninterposers; i++)
+			{
+				if (strcmp(name, interposers[i].symbol) != 0)
+					continue;
+				if (nslots >= MAX_SLOTS)
+				{
+					warn_not_bound(library, _("The library has too many GOT entries to rebind."));
+					return false;
+				}
+				slots[nslots].slot = (void **) (obj.base + rela->r_offset);
+				slots[nslots].interposer = i;
+				nslots++;
+			}
+		}
+	}
+
+	/* check every entry before changing any */
+	for (int i = 0; i < ninterposers; i++)
+		originals[i] = *interposers[i].original;
+	for (int i = 0; i < ninterposers; i++)
+	{
+		bool		found = false;
+
+		for (int s = 0; s < nslots; s++)
+			found |= (slots[s].interposer == i);
+		if (!found && interposers[i].required)
+		{
+			char	   *why = psprintf(_("The library does not call %s."),
+									   interposers[i].symbol);
+
+			warn_not_bound(library, why);
+			return false;
+		}
+	}
+	for (int s = 0; s < nslots; s++)
+	{
+		const JitprofInterposer *ip = &interposers[slots[s].interposer];
+		void	   *value;
+
+		if (segment_of(&obj, (uintptr_t) slots[s].slot, sizeof(void *)) == NULL ||
+			(uintptr_t) slots[s].slot % sizeof(void *) != 0)
+		{
+			warn_not_bound(library, _("A GOT entry of the library lies outside it."));
+			return false;
+		}
+		value = *slots[s].slot;
+		slots[s].old_value = value;
+
+		if (value == ip->replacement)
+		{
+			/* bound already, by an earlier call in this process */
+			if (originals[slots[s].interposer] == NULL)
+			{
+				warn_not_bound(library, _("The library's GOT was rebound by another copy of jitprof."));
+				return false;
+			}
+			continue;
+		}
+		if (value == NULL || segment_of(&obj, (uintptr_t) value, 1) != NULL)
+		{
+			/* not bound yet: it points back into the library's PLT */
+			warn_not_bound(library, _("The library's calls of LLVM are not bound yet."));
+			return false;
+		}
+		if (originals[slots[s].interposer] != NULL &&
+			originals[slots[s].interposer] != value)
+		{
+			warn_not_bound(library, _("The library binds one function to two different definitions."));
+			return false;
+		}
+		originals[slots[s].interposer] = value;
+	}
+
+	/* originals first: the replacements call them */
+	for (int i = 0; i < ninterposers; i++)
+		*interposers[i].original = originals[i];
+
+	for (done = 0; done < nslots; done++)
+	{
+		const JitprofInterposer *ip = &interposers[slots[done].interposer];
+
+		if (slots[done].old_value == ip->replacement)
+			continue;
+		if (!write_slot(&obj, slots[done].slot, ip->replacement))
+			break;
+	}
+	if (done < nslots)
+	{
+		/* put back what was written: the library runs as it was */
+		while (--done >= 0)
+			(void) write_slot(&obj, slots[done].slot, slots[done].old_value);
+		warn_not_bound(library, _("The library's GOT could not be written."));
+		return false;
+	}
+	return true;
+}
+
+#else							/* !__x86_64__ */
+
+bool
+jp_got_patch(const void *code, const char *library,
+			 const JitprofInterposer *interposers, int ninterposers)
+{
+	ereport(WARNING,
+			(errmsg("jitprof cannot take over linking for \"%s\" on this CPU architecture",
+					library),
+			 errdetail("JIT-compiled code is linked by PostgreSQL's llvmjit alone; jitprof names and profiles none of it."),
+			 errhint("Set jit_provider = 'llvmjit' to do without jitprof.")));
+	return false;
+}
+
+#endif							/* __x86_64__ */

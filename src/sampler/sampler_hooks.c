@@ -1,0 +1,713 @@
+/*-------------------------------------------------------------------------
+ *
+ * sampler_hooks.c
+ *	  The hotspot sampler's executor and ProcessUtility hooks: which
+ *	  execution a sample belongs to, nesting as pg_stat_statements counts
+ *	  it, cursor query IDs, and the mid-query flush trampoline.
+ *
+ * What is a JIT execution.  A statement is a JIT statement when its plan
+ * has PGJIT_PERFORM in jitFlags (the planner decided to JIT-compile it) and
+ * it is not a plain EXPLAIN.  An execution is opened:
+ *	- for a top-level JIT statement (nesting level 0), from its ExecutorStart
+ *	  to its ExecutorEnd, which counts one execution;
+ *	- for a top-level utility statement in which a JIT statement starts
+ *	  (EXPLAIN ANALYZE, DO, CALL, CREATE TABLE AS, COPY (query) ...), from
+ *	  that start to the end of the utility statement, which counts one
+ *	  execution of the utility statement's query ID;
+ *	- for a cursor whose plan JITs (DECLARE CURSOR at top level), from its
+ *	  ExecutorStart to its ExecutorEnd at CLOSE or transaction end, under
+ *	  the DECLARE statement's query ID; the DECLARE counts its execution
+ *	  when it ends, as pg_stat_statements counts it;
+ *	- for a top-level statement that does not JIT itself but runs a nested
+ *	  statement that does, from that nested start to the top-level
+ *	  statement's ExecutorEnd.
+ * Statements nested in any of these (functions, DO bodies, the query of an
+ * EXPLAIN ANALYZE or CREATE TABLE AS) are charged to the enclosing
+ * execution, with their own function names.  The nesting level is kept as
+ * pg_stat_statements keeps it: ExecutorRun, ExecutorFinish and
+ * ProcessUtility raise it, except for EXECUTE, PREPARE and DEALLOCATE, so
+ * that with pg_stat_statements.track = top (and its default track_utility)
+ * jitprof_queries.executions equals calls for every statement that ran a
+ * JIT plan.
+ *
+ * Samples are charged to jp_sig.current, which the hooks set on entry and
+ * restore on exit, so that interleaved executions (cursors fetched between
+ * other statements, portals of the extended protocol) each keep their own.
+ * A statement that is not JIT pays a few tests and stores in these hooks, no
+ * system call: the timer is armed once per backend (sampler_signal.c).
+ *
+ * The mid-query flush.  A flush takes the store's lock, so it cannot run in
+ * the handler.  While a JIT execution's outermost ExecutorRun runs, its plan
+ * nodes are "watched": when jitprof.flush_interval of CPU time has passed,
+ * the handler points each watched node's ExecProcNode at
+ * jp_flush_trampoline, remembering the pointer it replaced (saved).  The
+ * next node call flushes, puts back every saved pointer that is still the
+ * trampoline and carries on through saved.  This composes with other
+ * extensions' wrappers, ExecProcNodeFirst and EXPLAIN ANALYZE's
+ * instrumentation:
+ *	- The trampoline forwards to the node's saved pointer for as long as it
+ *	  can be called: a wrapper that captured it (re-wrapped while it was
+ *	  armed) keeps working.  The entry of such a node becomes LOST and is
+ *	  never armed again, so no saved pointer ever leads back to the
+ *	  trampoline through our own arming.
+ *	- Two wrappers that captured each other (the other one re-wrapped the
+ *	  trampoline, which had saved the other one) would call each other
+ *	  forever; the trampoline notices that it is re-entered for the same
+ *	  node and then runs the node itself, as ExecProcNodeInstr would when
+ *	  the node is instrumented, as its real ExecProcNode otherwise.
+ *	- A trampoline that finds no entry for its node (a node that outlived
+ *	  every execution) does the same.
+ * So no user query ever gets an ERROR or a different result from it; the
+ * worst case is a wrapper called twice per tuple.
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include "access/parallel.h"
+#include "access/xact.h"
+#include "common/hashfn.h"
+#include "executor/executor.h"
+#include "executor/instrument.h"
+#include "jit/jit.h"
+#include "miscadmin.h"
+#include "nodes/nodeFuncs.h"
+#include "tcop/utility.h"
+#include "utils/guc.h"
+#include "utils/portal.h"
+#include "utils/queryjumble.h"
+
+#include "sampler/sampler_shared.h"
+
+int			jitprof_sample_rate = 99;
+
+/* the nesting level, as pg_stat_statements counts it */
+static int	nesting_level = 0;
+
+/* the top-level statement whose ExecutorRun or ExecutorFinish is running */
+static QueryDesc *running_toplevel = NULL;
+
+/* the top-level utility statement that is running */
+typedef struct UtilityState
+{
+	bool		active;
+	PlannedStmt *pstmt;
+	const char *query_string;
+	const char *portalname;		/* DECLARE CURSOR's cursor */
+	JpExec	   *exec;			/* its own execution, once a JIT query ran */
+	JpExec	   *cursor;			/* the cursor it declared */
+	uint32		cursor_id;
+} UtilityState;
+
+static UtilityState utility;
+
+/* watched plan nodes: an open-addressing table keyed by node address */
+#define WATCH_TABLE_SIZE	1024	/* a power of 2, > 2 * JP_MAX_WATCHED */
+
+static JpWatchEntry watch_table[WATCH_TABLE_SIZE];
+static int	watch_used[WATCH_TABLE_SIZE];
+static int	nwatch_used = 0;
+static bool watch_active = false;
+
+static ExecutorStart_hook_type prev_ExecutorStart = NULL;
+static ExecutorRun_hook_type prev_ExecutorRun = NULL;
+static ExecutorFinish_hook_type prev_ExecutorFinish = NULL;
+static ExecutorEnd_hook_type prev_ExecutorEnd = NULL;
+static ProcessUtility_hook_type prev_ProcessUtility = NULL;
+
+static inline uint32
+watch_hash(const PlanState *node)
+{
+	uint64		h = (uint64) (uintptr_t) node;
+
+	h ^= h >> 33;
+	h *= UINT64CONST(0xff51afd7ed558ccd);
+	h ^= h >> 33;
+	return (uint32) h & (WATCH_TABLE_SIZE - 1);
+}
+
+static JpWatchEntry *
+watch_find(const PlanState *node)
+{
+	uint32		i = watch_hash(node);
+
+	for (int probe = 0; probe < WATCH_TABLE_SIZE; probe++)
+	{
+		JpWatchEntry *e = &watch_table[i];
+
+		if (e->node == node)
+			return e;
+		if (e->node == NULL)
+			return NULL;
+		i = (i + 1) & (WATCH_TABLE_SIZE - 1);
+	}
+	return NULL;
+}
+
+/* the node's entry, added if need be; NULL when the table is too full */
+static JpWatchEntry *
+watch_enter(PlanState *node)
+{
+	uint32		i = watch_hash(node);
+
+	if (nwatch_used >= WATCH_TABLE_SIZE / 2)
+		return watch_find(node);
+	for (;;)
+	{
+		JpWatchEntry *e = &watch_table[i];
+
+		if (e->node == node)
+			return e;
+		if (e->node == NULL)
+		{
+			e->saved = NULL;
+			e->state = JP_WATCH_IDLE;
+			e->in_call = false;
+			e->node = node;
+			watch_used[nwatch_used++] = i;
+			return e;
+		}
+		i = (i + 1) & (WATCH_TABLE_SIZE - 1);
+	}
+}
+
+/*
+ * Forget every watched node; only when no execution is open, so that no
+ * plan node of ours can still be running.
+ */
+void
+jp_watch_forget_all(void)
+{
+	if (watch_active)
+		return;
+	for (int i = 0; i < nwatch_used; i++)
+		watch_table[watch_used[i]].node = NULL;
+	nwatch_used = 0;
+}
+
+/* planstate_tree_walker callback: collect the nodes to arm */
+static bool
+collect_node(PlanState *node, void *context)
+{
+	int		   *n = (int *) context;
+	JpWatchEntry *e;
+
+	if (node == NULL)
+		return false;
+	if (*n < JP_MAX_WATCHED)
+	{
+		e = watch_enter(node);
+		if (e != NULL && e->state != JP_WATCH_LOST)
+		{
+			e->state = JP_WATCH_IDLE;
+			e->in_call = false;
+			jp_sig.arm[(*n)++] = e;
+		}
+	}
+	return planstate_tree_walker(node, collect_node, context);
+}
+
+/* Let the handler arm the nodes of queryDesc's plan. */
+static bool
+watch_begin(QueryDesc *queryDesc)
+{
+	int			n = 0;
+
+	if (watch_active || jp_sig.flush_after == 0 || queryDesc->planstate == NULL)
+		return false;
+	collect_node(queryDesc->planstate, &n);
+	jp_sig.flush_armed = false;
+	pg_compiler_barrier();
+	jp_sig.narm = n;
+	watch_active = true;
+	return true;
+}
+
+/*
+ * Put back the ExecProcNode pointers the handler replaced, where they are
+ * still ours; a node whose pointer someone else changed meanwhile is LOST
+ * (the trampoline may sit in their chain, and forwards from there).
+ */
+static void
+disarm(int narm)
+{
+	jp_sig.disarming = true;
+	pg_compiler_barrier();
+	for (int i = 0; i < narm; i++)
+	{
+		JpWatchEntry *e = jp_sig.arm[i];
+
+		if (e->state != JP_WATCH_ARMED)
+			continue;
+		if (e->node->ExecProcNode == jp_flush_trampoline)
+		{
+			e->node->ExecProcNode = e->saved;
+			e->state = JP_WATCH_IDLE;
+		}
+		else
+			e->state = JP_WATCH_LOST;
+	}
+	pg_compiler_barrier();
+	jp_sig.flush_armed = false;
+	pg_compiler_barrier();
+	jp_sig.disarming = false;
+}
+
+/* Stop watching: first hide the nodes from the handler, then disarm them. */
+static void
+watch_end(void)
+{
+	int			narm = jp_sig.narm;
+
+	jp_sig.narm = 0;
+	pg_compiler_barrier();
+	disarm(narm);
+	watch_active = false;
+}
+
+/*
+ * Run a node as the executor's own dispatch would, below every wrapper: the
+ * way out when wrappers that captured each other would loop.
+ */
+TupleTableSlot *
+jp_run_node_itself(PlanState *node)
+{
+	TupleTableSlot *result;
+
+	jp_sig.forward_fallbacks++;
+	if (node->instrument == NULL)
+		return node->ExecProcNodeReal(node);
+	InstrStartNode(node->instrument);
+	result = node->ExecProcNodeReal(node);
+	InstrStopNode(node->instrument, TupIsNull(result) ? 0.0 : 1.0);
+	return result;
+}
+
+/*
+ * Stands in for a plan node's ExecProcNode when a mid-query flush is due
+ * (and for good where another wrapper captured it): flushes from this safe
+ * point in the executor, then runs the node through what it replaced.
+ */
+TupleTableSlot *
+jp_flush_trampoline(PlanState *node)
+{
+	JpWatchEntry *e = watch_find(node);
+	TupleTableSlot *result;
+
+	if (e == NULL || e->saved == NULL || e->in_call)
+		return jp_run_node_itself(node);
+
+	if (jp_sig.flush_armed)
+	{
+		disarm(jp_sig.narm);
+		jp_flush_due();
+	}
+
+	e->in_call = true;
+	result = e->saved(node);
+	e->in_call = false;
+	return result;
+}
+
+/*
+ * The running utility statement's query ID, as pg_stat_statements keys it.
+ * pg_stat_statements zeroes pstmt->queryId before calling the next hook
+ * (so that its executor hooks ignore the statement's inner query), so when
+ * it is loaded after jitprof the ID is computed again here the way the core
+ * computes it for utility statements: a hash of the statement's text.
+ */
+static int64
+utility_queryid(void)
+{
+	const char *sql;
+	int			location = utility.pstmt->stmt_location;
+	int			len = utility.pstmt->stmt_len;
+	uint64		queryid;
+
+	if (utility.pstmt->queryId != 0 || !IsQueryIdEnabled() ||
+		utility.query_string == NULL)
+		return (int64) utility.pstmt->queryId;
+	sql = CleanQuerytext(utility.query_string, &location, &len);
+	queryid = DatumGetUInt64(hash_any_extended((const unsigned char *) sql,
+											   len, 0));
+	return (int64) (queryid != 0 ? queryid : UINT64CONST(2));
+}
+
+/* Is queryDesc the plan of the cursor "portalname" being declared? */
+static bool
+is_cursor_plan(const char *portalname, QueryDesc *queryDesc)
+{
+	Portal		portal = GetPortalByName(portalname);
+
+	return PortalIsValid(portal) && portal->stmts != NIL &&
+		linitial(portal->stmts) == queryDesc->plannedstmt;
+}
+
+/*
+ * A JIT statement starts while no execution runs: open the execution it
+ * belongs to (see the file header).  Returns an execution owned by
+ * queryDesc, if one was opened; *restore says whether jp_sig.current goes back
+ * to its old value after ExecutorStart.
+ */
+static JpExec *
+start_execution(QueryDesc *queryDesc, bool *restore)
+{
+	JpExec	   *exec;
+
+	*restore = true;
+	if (nesting_level == 0)
+	{
+		exec = jp_exec_open(queryDesc, (int64) queryDesc->plannedstmt->queryId,
+							true);
+		if (exec != NULL)
+			jp_sig.current = exec;
+		return exec;
+	}
+	if (utility.active)
+	{
+		if (utility.portalname != NULL && utility.cursor == NULL &&
+			is_cursor_plan(utility.portalname, queryDesc))
+		{
+			exec = jp_exec_open(queryDesc, utility_queryid(), false);
+			if (exec != NULL)
+			{
+				utility.cursor = exec;
+				utility.cursor_id = exec->id;
+				jp_sig.current = exec;
+			}
+			return exec;
+		}
+		if (utility.exec == NULL)
+		{
+			utility.exec = jp_exec_open(NULL, utility_queryid(), false);
+			jp_sig.current = utility.exec;
+			*restore = false;
+		}
+		return NULL;
+	}
+	if (running_toplevel != NULL)
+	{
+		jp_sig.current = jp_exec_open(running_toplevel,
+									  (int64) running_toplevel->plannedstmt->queryId,
+									  true);
+		*restore = false;
+	}
+	return NULL;
+}
+
+static void
+sampler_ExecutorStart(QueryDesc *queryDesc, int eflags)
+{
+	JpExec	   *saved = jp_sig.current;
+	JpExec	   *exec = NULL;
+	bool		restore = true;
+
+	if (jp_sig.current == NULL &&
+		(queryDesc->plannedstmt->jitFlags & PGJIT_PERFORM) != 0 &&
+		(eflags & EXEC_FLAG_EXPLAIN_ONLY) == 0 && jp_store_available())
+		exec = start_execution(queryDesc, &restore);
+
+	PG_TRY();
+	{
+		if (prev_ExecutorStart)
+			prev_ExecutorStart(queryDesc, eflags);
+		else
+			standard_ExecutorStart(queryDesc, eflags);
+	}
+	PG_CATCH();
+	{
+		jp_exec_fail(exec);
+		jp_sig.current = saved;
+		PG_RE_THROW();
+	}
+	PG_END_TRY();
+
+	if (restore)
+		jp_sig.current = saved;
+}
+
+static void
+sampler_ExecutorRun(QueryDesc *queryDesc, ScanDirection direction,
+					uint64 count, bool execute_once)
+{
+	JpExec	   *saved = jp_sig.current;
+	QueryDesc  *saved_running = running_toplevel;
+	JpExec	   *exec = jp_exec_of(queryDesc);
+	bool		watching = false;
+	bool		wrapped = false;
+
+	if (exec != NULL)
+		jp_sig.current = exec;
+	if (nesting_level == 0)
+		running_toplevel = queryDesc;
+	if (exec != NULL && jitprof_plan_nodes)
+		wrapped = jp_nodes_install(queryDesc, exec);
+	if (jp_sig.current != NULL && !watch_active && jp_sig.flush_after > 0 && !wrapped)
+		watching = watch_begin(queryDesc);
+
+	nesting_level++;
+	PG_TRY();
+	{
+		if (prev_ExecutorRun)
+			prev_ExecutorRun(queryDesc, direction, count, execute_once);
+		else
+			standard_ExecutorRun(queryDesc, direction, count, execute_once);
+	}
+	PG_CATCH();
+	{
+		nesting_level--;
+		if (watching)
+			watch_end();
+		if (wrapped)
+			jp_nodes_uninstall(false);
+		jp_nodes_reset_after_error();
+		jp_exec_fail(jp_exec_of(queryDesc));
+		jp_sig.current = saved;
+		running_toplevel = saved_running;
+		PG_RE_THROW();
+	}
+	PG_END_TRY();
+	nesting_level--;
+	if (watching)
+		watch_end();
+	if (wrapped)
+		jp_nodes_uninstall(true);
+	jp_sig.current = saved;
+	running_toplevel = saved_running;
+}
+
+static void
+sampler_ExecutorFinish(QueryDesc *queryDesc)
+{
+	JpExec	   *saved = jp_sig.current;
+	QueryDesc  *saved_running = running_toplevel;
+	JpExec	   *exec = jp_exec_of(queryDesc);
+
+	if (exec != NULL)
+		jp_sig.current = exec;
+	if (nesting_level == 0)
+		running_toplevel = queryDesc;
+
+	nesting_level++;
+	PG_TRY();
+	{
+		if (prev_ExecutorFinish)
+			prev_ExecutorFinish(queryDesc);
+		else
+			standard_ExecutorFinish(queryDesc);
+	}
+	PG_CATCH();
+	{
+		nesting_level--;
+		jp_exec_fail(jp_exec_of(queryDesc));
+		jp_sig.current = saved;
+		running_toplevel = saved_running;
+		PG_RE_THROW();
+	}
+	PG_END_TRY();
+	nesting_level--;
+	jp_sig.current = saved;
+	running_toplevel = saved_running;
+}
+
+static void
+sampler_ExecutorEnd(QueryDesc *queryDesc)
+{
+	JpExec	   *saved = jp_sig.current;
+	JpExec	   *exec = jp_exec_of(queryDesc);
+
+	/* releasing the query's JIT code is the query's time too */
+	if (exec != NULL)
+		jp_sig.current = exec;
+
+	PG_TRY();
+	{
+		if (prev_ExecutorEnd)
+			prev_ExecutorEnd(queryDesc);
+		else
+			standard_ExecutorEnd(queryDesc);
+	}
+	PG_CATCH();
+	{
+		jp_exec_fail(exec);
+		jp_sig.current = saved;
+		PG_RE_THROW();
+	}
+	PG_END_TRY();
+	jp_sig.current = saved;
+
+	/* the query's JIT code is released by now; flush it and its samples */
+	if (exec != NULL)
+		jp_exec_finish(exec, exec->count_at_end);
+	else if (jp_sig.current != NULL)
+		jp_recycle_dead_slots();
+}
+
+static void
+sampler_ProcessUtility(PlannedStmt *pstmt, const char *queryString,
+					   bool readOnlyTree, ProcessUtilityContext context,
+					   ParamListInfo params, QueryEnvironment *queryEnv,
+					   DestReceiver *dest, QueryCompletion *qc)
+{
+	Node	   *parsetree = pstmt->utilityStmt;
+	JpExec	   *saved = jp_sig.current;
+	UtilityState saved_utility;
+	bool		top;
+
+	/*
+	 * As pg_stat_statements: EXECUTE is not a level of its own (the prepared
+	 * statement's executor runs at this level), and neither are PREPARE and
+	 * DEALLOCATE.
+	 */
+	if (IsA(parsetree, ExecuteStmt) || IsA(parsetree, PrepareStmt) ||
+		IsA(parsetree, DeallocateStmt))
+	{
+		if (prev_ProcessUtility)
+			prev_ProcessUtility(pstmt, queryString, readOnlyTree, context,
+								params, queryEnv, dest, qc);
+		else
+			standard_ProcessUtility(pstmt, queryString, readOnlyTree, context,
+									params, queryEnv, dest, qc);
+		return;
+	}
+
+	top = (nesting_level == 0 && !utility.active);
+	if (top)
+	{
+		saved_utility = utility;
+		memset(&utility, 0, sizeof(utility));
+		utility.active = true;
+		utility.pstmt = pstmt;
+		utility.query_string = queryString;
+		if (IsA(parsetree, DeclareCursorStmt))
+			utility.portalname = ((DeclareCursorStmt *) parsetree)->portalname;
+	}
+
+	nesting_level++;
+	PG_TRY();
+	{
+		if (prev_ProcessUtility)
+			prev_ProcessUtility(pstmt, queryString, readOnlyTree, context,
+								params, queryEnv, dest, qc);
+		else
+			standard_ProcessUtility(pstmt, queryString, readOnlyTree, context,
+									params, queryEnv, dest, qc);
+	}
+	PG_CATCH();
+	{
+		nesting_level--;
+		jp_sig.current = saved;
+		if (top)
+		{
+			jp_exec_fail(utility.exec);
+			utility = saved_utility;
+		}
+		PG_RE_THROW();
+	}
+	PG_END_TRY();
+	nesting_level--;
+	jp_sig.current = saved;
+
+	if (top)
+	{
+		UtilityState done = utility;
+
+		utility = saved_utility;
+		if (done.exec != NULL)
+			jp_exec_finish(done.exec, true);
+		/* the cursor's execution counts now, like the DECLARE */
+		if (done.cursor != NULL && done.cursor->state == JP_EXEC_OPEN &&
+			done.cursor->id == done.cursor_id)
+			jp_exec_flush(done.cursor, !IsParallelWorker(), false);
+	}
+}
+
+/*
+ * At transaction end every portal is gone, and with it every query an
+ * execution follows; one still open missed its ExecutorEnd (a portal
+ * dropped after an error elsewhere) and is closed as failed.
+ */
+static void
+sampler_xact_callback(XactEvent event, void *arg)
+{
+	if (jp_sig.nopen == 0)
+		return;
+	if (event != XACT_EVENT_COMMIT && event != XACT_EVENT_ABORT &&
+		event != XACT_EVENT_PARALLEL_COMMIT &&
+		event != XACT_EVENT_PARALLEL_ABORT && event != XACT_EVENT_PREPARE)
+		return;
+	for (int i = 0; i < JP_MAX_EXECS; i++)
+		if (jp_sig.execs[i].state == JP_EXEC_OPEN && jp_sig.execs[i].owner != NULL)
+			jp_exec_fail(&jp_sig.execs[i]);
+}
+
+/*
+ * The query ID that JIT code compiled for estate's plan is named after, so
+ * that names carry the query ID their rows carry: the plan's own, or, for a
+ * plan that has none (the query of a CREATE TABLE AS or of a DECLARE
+ * CURSOR, which PostgreSQL 15 does not jumble), that of the execution the
+ * code is charged to, jp_sig.current, which the sampler's sink reads when the
+ * code is linked.  A nested statement with an ID of its own keeps it.
+ * provider.c asks at compile_expr time and hands the ID to naming.c.
+ */
+int64
+jp_execution_queryid(EState *estate)
+{
+	int64		queryid = 0;
+
+	if (estate->es_plannedstmt != NULL)
+		queryid = (int64) estate->es_plannedstmt->queryId;
+	if (queryid == 0 && jp_sig.current != NULL)
+		queryid = jp_sig.current->queryid;
+	return queryid;
+}
+
+void
+jp_sampler_init(void)
+{
+	DefineCustomIntVariable("jitprof.sample_rate",
+							"Samples per CPU second taken by the hotspot sampler; 0 turns it off.",
+							"Takes effect at the next JIT query.  Needs jitprof in shared_preload_libraries.",
+							&jitprof_sample_rate,
+							99,
+							0,
+							10000,
+							PGC_SUSET,
+							0,
+							NULL, NULL, NULL);
+
+	/*
+	 * Real, in seconds: a value without a unit keeps meaning seconds, and
+	 * '100ms' is 0.1 s instead of an integer's 0, which would mean never.
+	 */
+	DefineCustomRealVariable("jitprof.flush_interval",
+							 "CPU time after which a running query's samples are flushed to the hotspot store.",
+							 "0 flushes only when the query ends.  Counted in samples: at least one.",
+							 &jitprof_flush_interval,
+							 10,
+							 0,
+							 3600,
+							 PGC_SUSET,
+							 GUC_UNIT_S,
+							 NULL, NULL, NULL);
+
+	jp_nodes_define_gucs();
+
+	/* the store and the hooks exist only when preloaded */
+	if (!process_shared_preload_libraries_in_progress)
+		return;
+
+	jp_profile_register_sink();
+	RegisterXactCallback(sampler_xact_callback, NULL);
+
+	prev_ExecutorStart = ExecutorStart_hook;
+	ExecutorStart_hook = sampler_ExecutorStart;
+	prev_ExecutorRun = ExecutorRun_hook;
+	ExecutorRun_hook = sampler_ExecutorRun;
+	prev_ExecutorFinish = ExecutorFinish_hook;
+	ExecutorFinish_hook = sampler_ExecutorFinish;
+	prev_ExecutorEnd = ExecutorEnd_hook;
+	ExecutorEnd_hook = sampler_ExecutorEnd;
+	prev_ProcessUtility = ProcessUtility_hook;
+	ProcessUtility_hook = sampler_ProcessUtility;
+}

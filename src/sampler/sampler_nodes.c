@@ -1,0 +1,599 @@
+/*-------------------------------------------------------------------------
+ *
+ * sampler_nodes.c
+ *	  The plan-node profile: which plan node of a JIT execution is running
+ *	  when the sampler's signal arrives, and the shape of its plan.
+ *
+ * While jitprof.plan_nodes is on, the outermost ExecutorRun of a JIT
+ * execution that follows a query (not a utility statement) points every
+ * plan node's ExecProcNode (plan_node_id < JP_MAX_PLAN_NODES) at
+ * jp_node_wrapper, remembering the pointer it replaced in node_table, which
+ * is indexed by plan_node_id (no hash lookup per call).  The wrapper pushes
+ * the node's id on jp_sig.node_stack, calls what it replaced and pops.  The
+ * signal handler charges a sample to the top of the stack (self); a node's
+ * total is the sum of self over its subtree, computed when the profile is
+ * read.
+ *
+ * Nodes that work outside ExecProcNode:
+ *	- A Hash node's build runs in MultiExecProcNode, called by its Hash Join,
+ *	  and pulls its child through ExecProcNode.  The child's wrapper sees
+ *	  that the top of the stack is not its parent Hash, and pushes the Hash
+ *	  as an "implicit" entry under itself that it leaves on the stack when
+ *	  it returns, so that the Hash's own work (inserting the tuples) is
+ *	  charged to the Hash.  The Hash Join's own wrapper pops it when it
+ *	  returns, and the next call of another child of the Hash Join drops it.
+ *	- SubPlans and InitPlans run their plan through ExecProcNode from inside
+ *	  an expression, so their nodes are on the stack; their parent in the
+ *	  shape is the node hosting them, as in EXPLAIN.
+ *	- A Bitmap Index Scan runs entirely inside MultiExecProcNode and calls
+ *	  no node below it: its samples are charged to the Bitmap Heap Scan (or
+ *	  BitmapAnd/BitmapOr) that called it, which is its parent, so every
+ *	  ancestor's total is right.
+ *
+ * Composition.  The wrapper forwards to the pointer it replaced.  When that
+ * pointer is changed during a call (ExecProcNodeFirst installing the real
+ * dispatch or EXPLAIN ANALYZE's instrumentation, or another extension
+ * re-wrapping), the wrapper takes the new pointer as what it forwards to and
+ * puts itself back, at most twice per node and run; after that it stays
+ * wherever the chain has put it.  Re-entry for the same node (two wrappers
+ * that captured each other) runs the node itself, as the flush trampoline
+ * does.  At the end of the run every pointer that is still the wrapper is
+ * put back; a node on which another wrapper captured it keeps forwarding.
+ *
+ * Mid-query flush.  With the plan wrapped, the handler no longer re-points
+ * anything: it sets jp_sig.flush_pending, and the next node call flushes.
+ *
+ * Signal contract (see sampler_shared.h).  The stack is written entry first,
+ * depth second (pg_compiler_barrier between), so the handler always reads
+ * an entry that was written.  The handler reads jp_sig.node_exec,
+ * node_depth, node_stack, compile_exec and compile_node and increments the
+ * per-execution node counters under the jp_sig.flushing protocol.
+ *
+ * Cost: a statement that does not JIT is never wrapped.  With
+ * jitprof.plan_nodes off nothing is wrapped at all.
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include "access/parallel.h"
+#include "executor/executor.h"
+#include "executor/instrument.h"
+#include "nodes/nodeFuncs.h"
+#include "parser/parsetree.h"
+#include "utils/guc.h"
+#include "utils/lsyscache.h"
+#include "utils/memutils.h"
+
+#include "sampler/sampler_shared.h"
+
+bool		jitprof_plan_nodes = false;
+
+
+/* the wrapper's per-node state, indexed by plan_node_id */
+typedef struct JpNodeEntry
+{
+	PlanState  *node;			/* the wrapped node; NULL if none */
+	PlanState  *fwd_node;		/* a node left wrapped after its run */
+	ExecProcNodeMtd saved;		/* what the wrapper forwards to */
+	int32		parent;			/* parent's plan_node_id, -1 */
+	int32		implicit;		/* id of a Hash parent, else -1 */
+	int			rewraps;
+	bool		in_call;
+} JpNodeEntry;
+
+static JpNodeEntry node_table[JP_MAX_PLAN_NODES];
+static int	installed[JP_MAX_PLAN_NODES];
+static int	ninstalled = 0;
+static QueryDesc *installed_query = NULL;
+static JpExec *installed_exec = NULL;
+
+static TupleTableSlot *jp_node_wrapper(PlanState *node);
+
+static pg_noinline void
+flush_now(void)
+{
+	jp_sig.flush_pending = false;
+	jp_flush_due();
+	jp_sig.flush_armed = false;
+}
+
+/* a call that is not the fast path: forwarding, or a stale node */
+static pg_noinline TupleTableSlot *
+wrapper_slow(PlanState *node, JpNodeEntry *e)
+{
+	TupleTableSlot *result;
+
+	if (e == NULL || e->fwd_node != node || e->saved == NULL || e->in_call)
+		return jp_run_node_itself(node);
+	e->in_call = true;
+	result = e->saved(node);
+	e->in_call = false;
+	return result;
+}
+
+static pg_noinline void
+rewrap(PlanState *node, JpNodeEntry *e)
+{
+	if (e->rewraps >= 2 || node->ExecProcNode == NULL)
+		return;
+	e->rewraps++;
+	e->saved = node->ExecProcNode;
+	node->ExecProcNode = jp_node_wrapper;
+}
+
+/*
+ * Stands in for a wrapped node's ExecProcNode: keeps the node on the
+ * running-node stack while it runs.
+ */
+static TupleTableSlot *
+jp_node_wrapper(PlanState *node)
+{
+	int			id = node->plan->plan_node_id;
+	JpNodeEntry *e;
+	TupleTableSlot *result;
+	int			d;
+
+	if (unlikely((unsigned) id >= JP_MAX_PLAN_NODES))
+		return wrapper_slow(node, NULL);
+	e = &node_table[id];
+	if (unlikely(e->node != node || e->in_call))
+		return wrapper_slow(node, e);
+
+	d = jp_sig.node_depth;
+	if (unlikely(e->implicit >= 0))
+	{
+		/* a Hash's child: keep the Hash on the stack under it */
+		if ((d == 0 || jp_sig.node_stack[d - 1] != (e->implicit | JP_NODE_IMPLICIT)) &&
+			d < JP_NODE_DEPTH)
+		{
+			jp_sig.node_stack[d] = e->implicit | JP_NODE_IMPLICIT;
+			pg_compiler_barrier();
+			jp_sig.node_depth = ++d;
+		}
+	}
+	else if (d >= 2 && (jp_sig.node_stack[d - 1] & JP_NODE_IMPLICIT) != 0 &&
+			 jp_sig.node_stack[d - 2] == e->parent)
+	{
+		/* the parent's other child runs: its Hash child is done */
+		jp_sig.node_depth = --d;
+	}
+
+	if (likely(d < JP_NODE_DEPTH))
+	{
+		jp_sig.node_stack[d] = id;
+		pg_compiler_barrier();
+		jp_sig.node_depth = d + 1;
+	}
+	if (unlikely(jp_sig.flush_pending))
+		flush_now();
+
+	e->in_call = true;
+	result = e->saved(node);
+	e->in_call = false;
+	if (unlikely(node->ExecProcNode != jp_node_wrapper))
+		rewrap(node, e);
+
+	pg_compiler_barrier();
+	jp_sig.node_depth = d;
+	return result;
+}
+
+typedef struct InstallContext
+{
+	PlanState  *parent;
+} InstallContext;
+
+static bool
+install_walker(PlanState *ps, void *context)
+{
+	InstallContext *cxt = (InstallContext *) context;
+	PlanState  *parent = cxt->parent;
+	int			id;
+
+	if (ps == NULL)
+		return false;
+	id = ps->plan->plan_node_id;
+	if (id >= 0 && id < JP_MAX_PLAN_NODES && node_table[id].node == NULL &&
+		ps->ExecProcNode != NULL)
+	{
+		JpNodeEntry *e = &node_table[id];
+		int			pid = parent != NULL ? parent->plan->plan_node_id : -1;
+
+		if (ps->ExecProcNode == jp_node_wrapper)
+		{
+			/* left wrapped by an earlier run: forward as then */
+			if (e->fwd_node != ps)
+				goto children;
+		}
+		else
+			e->saved = ps->ExecProcNode;
+		e->fwd_node = NULL;
+		e->parent = pid;
+		e->implicit = (parent != NULL && IsA(parent, HashState) &&
+					   pid < JP_MAX_PLAN_NODES) ? pid : -1;
+		e->rewraps = 0;
+		e->in_call = false;
+		e->node = ps;
+		ps->ExecProcNode = jp_node_wrapper;
+		installed[ninstalled++] = id;
+	}
+children:
+	cxt->parent = ps;
+	planstate_tree_walker(ps, install_walker, context);
+	cxt->parent = parent;
+	return false;
+}
+
+/*
+ * Wrap the plan of queryDesc, run by exec, for the plan-node profile.
+ * Returns whether it did (then jp_nodes_uninstall must follow).
+ */
+bool
+jp_nodes_install(QueryDesc *queryDesc, JpExec *exec)
+{
+	InstallContext cxt;
+
+	if (!jitprof_plan_nodes || jp_sig.node_exec != 0 || exec == NULL ||
+		exec->owner != queryDesc || queryDesc->planstate == NULL)
+		return false;
+	cxt.parent = NULL;
+	ninstalled = 0;
+	install_walker(queryDesc->planstate, &cxt);
+	installed_query = queryDesc;
+	installed_exec = exec;
+	jp_sig.node_depth = 0;
+	jp_sig.flush_pending = false;
+	pg_compiler_barrier();
+	jp_sig.node_exec = exec->id;
+	return true;
+}
+
+/*
+ * Put back the pointers that are still the wrapper.  "capture" records the
+ * plan's shape for the execution first, if it was sampled (not in error
+ * recovery: that reads the catalogs).
+ */
+void
+jp_nodes_uninstall(bool capture)
+{
+	JpExec	   *exec = installed_exec;
+
+	if (capture && exec != NULL && exec->node_sampled && exec->shape == NULL)
+		jp_nodes_capture_shape(exec);
+
+	jp_sig.node_exec = 0;
+	pg_compiler_barrier();
+	jp_sig.node_depth = 0;
+	for (int i = 0; i < ninstalled; i++)
+	{
+		JpNodeEntry *e = &node_table[installed[i]];
+		PlanState  *ps = e->node;
+
+		e->node = NULL;
+		e->in_call = false;
+		if (ps->ExecProcNode == jp_node_wrapper)
+		{
+			ps->ExecProcNode = e->saved;
+			e->fwd_node = NULL;
+		}
+		else
+			e->fwd_node = ps;	/* someone else's chain leads here */
+	}
+	ninstalled = 0;
+	installed_query = NULL;
+	installed_exec = NULL;
+	if (jp_sig.flush_pending)
+	{
+		/* due, but no node call came: the next run flushes */
+		jp_sig.flush_pending = false;
+		jp_sig.flush_armed = false;
+	}
+}
+
+void
+jp_nodes_reset_after_error(void)
+{
+	jp_sig.compile_exec = 0;
+	jp_sig.compile_node = -1;
+}
+
+/* An execution ends: forget its shape. */
+void
+jp_nodes_forget_exec(JpExec *exec)
+{
+	if (exec->shape != NULL)
+		pfree(exec->shape);
+	exec->shape = NULL;
+	exec->nshape = 0;
+	exec->shape_sent = false;
+	if (jp_sig.compile_exec == exec->id)
+		jp_nodes_reset_after_error();
+}
+
+/* ---- plan shape and EXPLAIN-like labels ---- */
+
+static const char *
+rel_name(EState *estate, Index rti)
+{
+	RangeTblEntry *rte;
+	char	   *name;
+
+	if (rti == 0 || estate->es_range_table == NIL ||
+		rti > list_length(estate->es_range_table))
+		return NULL;
+	rte = rt_fetch(rti, estate->es_range_table);
+	if (rte->rtekind == RTE_RELATION)
+	{
+		name = get_rel_name(rte->relid);
+		if (name != NULL)
+			return name;
+	}
+	if (rte->eref != NULL)
+		return rte->eref->aliasname;
+	return NULL;
+}
+
+static const char *
+join_suffix(JoinType jt)
+{
+	switch (jt)
+	{
+		case JOIN_INNER:
+			return " Join";
+		case JOIN_LEFT:
+			return " Left Join";
+		case JOIN_FULL:
+			return " Full Join";
+		case JOIN_RIGHT:
+			return " Right Join";
+		case JOIN_SEMI:
+			return " Semi Join";
+		case JOIN_ANTI:
+			return " Anti Join";
+		default:
+			return " ??? Join";
+	}
+}
+
+/* The first line EXPLAIN prints for a node, in short. */
+static void
+node_label(PlanState *ps, char *buf, size_t len)
+{
+	Plan	   *plan = ps->plan;
+	EState	   *estate = ps->state;
+	const char *par = plan->parallel_aware ? "Parallel " : "";
+	const char *rel = NULL;
+	const char *name = NULL;
+
+	switch (nodeTag(plan))
+	{
+		case T_SeqScan:
+			rel = rel_name(estate, ((Scan *) plan)->scanrelid);
+			snprintf(buf, len, "%sSeq Scan on %s", par, rel ? rel : "?");
+			return;
+		case T_IndexScan:
+			name = get_rel_name(((IndexScan *) plan)->indexid);
+			rel = rel_name(estate, ((Scan *) plan)->scanrelid);
+			snprintf(buf, len, "%sIndex Scan using %s on %s", par,
+					 name ? name : "?", rel ? rel : "?");
+			return;
+		case T_IndexOnlyScan:
+			name = get_rel_name(((IndexOnlyScan *) plan)->indexid);
+			rel = rel_name(estate, ((Scan *) plan)->scanrelid);
+			snprintf(buf, len, "%sIndex Only Scan using %s on %s", par,
+					 name ? name : "?", rel ? rel : "?");
+			return;
+		case T_BitmapIndexScan:
+			name = get_rel_name(((BitmapIndexScan *) plan)->indexid);
+			snprintf(buf, len, "Bitmap Index Scan on %s", name ? name : "?");
+			return;
+		case T_BitmapHeapScan:
+			rel = rel_name(estate, ((Scan *) plan)->scanrelid);
+			snprintf(buf, len, "%sBitmap Heap Scan on %s", par, rel ? rel : "?");
+			return;
+		case T_SubqueryScan:
+		case T_FunctionScan:
+		case T_CteScan:
+		case T_ValuesScan:
+		case T_TidScan:
+		case T_SampleScan:
+			rel = rel_name(estate, ((Scan *) plan)->scanrelid);
+			name = IsA(plan, SubqueryScan) ? "Subquery Scan" :
+				IsA(plan, FunctionScan) ? "Function Scan" :
+				IsA(plan, CteScan) ? "CTE Scan" :
+				IsA(plan, ValuesScan) ? "Values Scan" :
+				IsA(plan, TidScan) ? "Tid Scan" : "Sample Scan";
+			snprintf(buf, len, "%s on %s", name, rel ? rel : "?");
+			return;
+		case T_NestLoop:
+			snprintf(buf, len, "Nested Loop%s",
+					 ((Join *) plan)->jointype == JOIN_INNER ? "" :
+					 join_suffix(((Join *) plan)->jointype));
+			return;
+		case T_HashJoin:
+		case T_MergeJoin:
+			snprintf(buf, len, "%s%s%s", par,
+					 IsA(plan, HashJoin) ? "Hash" : "Merge",
+					 join_suffix(((Join *) plan)->jointype));
+			return;
+		case T_Agg:
+			{
+				Agg		   *agg = (Agg *) plan;
+				const char *prefix = "";
+
+				if (DO_AGGSPLIT_SKIPFINAL(agg->aggsplit))
+					prefix = "Partial ";
+				else if (DO_AGGSPLIT_COMBINE(agg->aggsplit))
+					prefix = "Finalize ";
+				name = agg->aggstrategy == AGG_HASHED ? "HashAggregate" :
+					agg->aggstrategy == AGG_SORTED ? "GroupAggregate" :
+					agg->aggstrategy == AGG_MIXED ? "MixedAggregate" :
+					"Aggregate";
+				snprintf(buf, len, "%s%s", prefix, name);
+				return;
+			}
+		case T_ModifyTable:
+			{
+				ModifyTable *mt = (ModifyTable *) plan;
+
+				rel = rel_name(estate, mt->nominalRelation);
+				name = mt->operation == CMD_INSERT ? "Insert" :
+					mt->operation == CMD_UPDATE ? "Update" :
+					mt->operation == CMD_DELETE ? "Delete" : "Merge";
+				snprintf(buf, len, "%s on %s", name, rel ? rel : "?");
+				return;
+			}
+		case T_Sort:
+			name = "Sort";
+			break;
+		case T_IncrementalSort:
+			name = "Incremental Sort";
+			break;
+		case T_Material:
+			name = "Materialize";
+			break;
+		case T_Memoize:
+			name = "Memoize";
+			break;
+		case T_GatherMerge:
+			name = "Gather Merge";
+			break;
+		case T_MergeAppend:
+			name = "Merge Append";
+			break;
+		case T_RecursiveUnion:
+			name = "Recursive Union";
+			break;
+		case T_WorkTableScan:
+			name = "WorkTable Scan";
+			break;
+		case T_ProjectSet:
+			name = "ProjectSet";
+			break;
+		case T_LockRows:
+			name = "LockRows";
+			break;
+		case T_SetOp:
+			name = "SetOp";
+			break;
+		case T_WindowAgg:
+			name = "WindowAgg";
+			break;
+		case T_ForeignScan:
+			name = "Foreign Scan";
+			break;
+		case T_CustomScan:
+			name = "Custom Scan";
+			break;
+		default:
+			/* Result, Append, Gather, Hash, Limit, Unique, Group... */
+			name = jp_plan_node_name(plan);
+			break;
+	}
+	strlcpy(buf, name, len);
+}
+
+typedef struct ShapeContext
+{
+	JpNodeShape *shape;
+	int			n;
+	int32		parent;
+} ShapeContext;
+
+static bool
+shape_walker(PlanState *ps, void *context)
+{
+	ShapeContext *cxt = (ShapeContext *) context;
+	int32		parent = cxt->parent;
+	int			id;
+
+	if (ps == NULL)
+		return false;
+	id = ps->plan->plan_node_id;
+	if (id >= 0 && id < JP_MAX_PLAN_NODES && cxt->n < JP_MAX_PLAN_NODES)
+	{
+		JpNodeShape *s = &cxt->shape[cxt->n++];
+
+		s->plan_node_id = id;
+		s->parent = parent;
+		strlcpy(s->node_type, jp_plan_node_name(ps->plan), JP_NODE_TYPE_LEN);
+		node_label(ps, s->label, JP_LABEL_LEN);
+	}
+	cxt->parent = id;
+	planstate_tree_walker(ps, shape_walker, context);
+	cxt->parent = parent;
+	return false;
+}
+
+/*
+ * Record the shape of the plan exec is running, once per execution, in the
+ * leader only (a worker sees part of the plan).  Runs while the plan is
+ * alive: at the end of a run, or at a mid-query flush.
+ */
+void
+jp_nodes_capture_shape(JpExec *exec)
+{
+	ShapeContext cxt;
+	QueryDesc  *qd = installed_query;
+
+	if (exec->shape != NULL || IsParallelWorker() || qd == NULL ||
+		exec != installed_exec || qd->planstate == NULL)
+		return;
+	cxt.shape = MemoryContextAlloc(TopMemoryContext,
+								   sizeof(JpNodeShape) * JP_MAX_PLAN_NODES);
+	cxt.n = 0;
+	cxt.parent = -1;
+	shape_walker(qd->planstate, &cxt);
+	exec->shape = cxt.shape;
+	exec->nshape = cxt.n;
+	exec->shape_sent = false;
+}
+
+/* ---- JIT compilation, charged to the node whose expression caused it ---- */
+
+/*
+ * provider.c calls these around llvmjit's compile_expr (IR generation at
+ * ExecInitNode time) and around an expression's first evaluation (where
+ * llvmjit optimises and emits the module).  begin returns what end must be
+ * given back, so that the calls nest.
+ */
+int32
+jp_sampler_compile_begin(PlanState *ps)
+{
+	int32		old = jp_sig.compile_node;
+	JpExec	   *exec = jp_sig.current;
+	int			id;
+
+	if (!jitprof_plan_nodes || exec == NULL || ps == NULL || ps->plan == NULL ||
+		exec->owner == NULL || exec->owner->estate != ps->state)
+		return old;
+	id = ps->plan->plan_node_id;
+	if (id < 0 || id >= JP_MAX_PLAN_NODES)
+		return old;
+	jp_sig.compile_exec = exec->id;
+	pg_compiler_barrier();
+	jp_sig.compile_node = id;
+	return old;
+}
+
+void
+jp_sampler_compile_end(int32 old)
+{
+	jp_sig.compile_node = old;
+	if (old < 0)
+		jp_sig.compile_exec = 0;
+}
+
+void
+jp_nodes_define_gucs(void)
+{
+	DefineCustomBoolVariable("jitprof.plan_nodes",
+							 "Charges the sampler's samples of JIT queries to the plan node that was running.",
+							 "Wraps each plan node of a JIT query; takes effect at the next JIT query.",
+							 &jitprof_plan_nodes,
+							 false,
+							 PGC_SUSET,
+							 0,
+							 NULL, NULL, NULL);
+}

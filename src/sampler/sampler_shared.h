@@ -1,0 +1,338 @@
+/*-------------------------------------------------------------------------
+ *
+ * sampler_shared.h
+ *	  What the files of jitprof's hotspot sampler share; included by them
+ *	  only (other layers include sampler/sampler.h).
+ *
+ *	  sampler_signal.c   the SIGPROF handler, its CPU-time timer, the range
+ *	                     table of live JIT code and the stack bounds: the
+ *	                     only code that runs in signal context.
+ *	  sampler_profile.c  executions, per-function slots, the pending table
+ *	                     and the flush of an execution's counts to the store.
+ *	  sampler_nodes.c    the running-node stack (jitprof.plan_nodes) and the
+ *	                     plan node being compiled.
+ *	  sampler_steps.c    per-step counters of a function with a step table
+ *	                     (jitprof.steps): made at link time, read at flush.
+ *	  sampler_hooks.c    executor and ProcessUtility hooks: nesting as
+ *	                     pg_stat_statements counts it, which execution a
+ *	                     statement belongs to, cursor query IDs, and the
+ *	                     composable mid-query flush trampoline.
+ *
+ * The state the handler reads or writes is one struct, jp_sig
+ * (JpSamplerShared below, defined in sampler_signal.c); every other
+ * variable of these files is static.  Signal-safety contract.  The handler
+ * runs on the backend's only thread (the timer signals that thread), so it
+ * never runs concurrently with the main code, only in between two of its
+ * instructions.  Hence:
+ *	- Every field the handler reads or writes is volatile (a sig_atomic_t
+ *	  where it is a flag set on one side and cleared on the other), and the
+ *	  main code orders its stores with pg_compiler_barrier().
+ *	- The handler only increments counters, sets flush_armed and
+ *	  flush_pending, stores pointers into plan nodes' ExecProcNode while a
+ *	  flush is due (see sampler_hooks.c), and reads the range table and the
+ *	  stack.  It allocates nothing, takes no lock, touches no shared memory
+ *	  and calls no function.
+ *	- Counters the main code reads and zeroes (an execution's samples, the
+ *	  slots' counts, the health counters) are protected by jp_sig.flushing,
+ *	  not by blocking the signal: while it is set, the handler adds a sample
+ *	  to side_samples and to the execution's deferred_samples only, and the
+ *	  main code reads those two only while flushing is clear.
+ *	- The range table is replaced, never modified in place (one pointer
+ *	  store); the old one is freed after the store.
+ *
+ *-------------------------------------------------------------------------
+ */
+#ifndef JITPROF_SAMPLER_SHARED_H
+#define JITPROF_SAMPLER_SHARED_H
+
+#include <signal.h>
+
+#include "executor/execdesc.h"
+#include "nodes/execnodes.h"
+
+#include "core/core.h"
+#include "link/link.h"
+#include "names/names.h"
+#include "sampler/sampler.h"
+#include "store/store.h"
+
+/* how many JIT functions one backend can attribute samples to at once */
+#define JP_MAX_SLOTS		4096
+/* how many executions (statements, open cursors) can be tracked at once */
+#define JP_MAX_EXECS		32
+/* how many plan nodes of a running statement can serve as flush points */
+#define JP_MAX_WATCHED		256
+/* plan nodes with a plan_node_id below this get a plan-node profile */
+#define JP_MAX_PLAN_NODES	256
+/* how deep the running-node stack goes (deeper calls are not pushed) */
+#define JP_NODE_DEPTH		128
+/* marks a node-stack entry pushed for a parent that works outside
+ * ExecProcNode (a Hash node's build); the low 16 bits are the node's id */
+#define JP_NODE_IMPLICIT	0x10000
+#define JP_NODE_ID_MASK		0xFFFF
+
+/*
+ * Samples of one JIT function per expression step, for a function with a
+ * step table (jitprof.steps).  The handler finds the row of a PC's offset
+ * by binary search in offsets[]: a self sample counts for the step of the
+ * interrupted PC (self and total), a sample in code the function called for
+ * the step of the call (total).  One malloc'd block, never changed once the
+ * slot is published except for the counters.
+ */
+typedef struct JpStepProfile
+{
+	uintptr_t	start;			/* the function's address */
+	int			nranges;
+	int			ndistinct;		/* distinct steps: entries of step[] */
+	int			none_index;		/* index of JP_STEP_NONE in step[] */
+	const uint32 *offsets;		/* [nranges] ascending row offsets */
+	const uint16 *which;		/* [nranges] index into step[] */
+	const int32 *step;			/* [ndistinct] JitprofStepRange.step */
+	volatile uint32 *self;		/* [ndistinct], written by the handler */
+	volatile uint32 *total;		/* [ndistinct], written by the handler */
+	JitprofStepLabels *labels;	/* what the steps are, or NULL */
+	Size		bytes;			/* size of the block */
+	struct JpStepProfile *next; /* in a pending function's list */
+} JpStepProfile;
+
+/* One JIT function this backend knows of, live or awaiting its flush. */
+typedef struct JpSlot
+{
+	/* written by the signal handler while jp_sig.flushing is clear */
+	volatile uint32 self_samples;
+	volatile uint32 total_samples;
+
+	/* read by the signal handler: per-step counters, or NULL */
+	JpStepProfile *volatile steps;
+
+	/* read by the signal handler: the execution its samples belong to */
+	volatile uint32 owner;		/* JpExec.id, 0 for none */
+
+	bool		in_use;			/* slot holds a function */
+	bool		live;			/* code still mapped */
+	bool		compiled;		/* linked since the last flush */
+	uint64		object_key;
+	uint64		size;
+	JitprofOrigin origin;
+} JpSlot;
+
+typedef enum JpExecState
+{
+	JP_EXEC_FREE = 0,
+	JP_EXEC_OPEN,				/* running, or a cursor between FETCHes */
+	JP_EXEC_FAILED				/* ended by an error; flushed later */
+} JpExecState;
+
+/*
+ * One execution of a statement that runs JIT code: a top-level query, a
+ * top-level utility statement in which JIT queries ran (EXPLAIN ANALYZE, DO,
+ * CALL, CREATE TABLE AS ...), or a cursor from DECLARE to CLOSE.  Every
+ * sample taken while it is jp_sig.current belongs to it.
+ */
+typedef struct JpExec
+{
+	/* written by the signal handler */
+	volatile uint32 query_samples;	/* while jp_sig.flushing is clear */
+	volatile uint32 deferred_samples;	/* while jp_sig.flushing is set */
+	volatile uint32 since_flush;
+	/* per plan_node_id, while jp_sig.flushing is clear (sampler_nodes.c) */
+	volatile uint32 node_self[JP_MAX_PLAN_NODES];
+	volatile uint32 node_jit[JP_MAX_PLAN_NODES];
+	volatile uint32 node_compile[JP_MAX_PLAN_NODES];
+	volatile bool node_sampled; /* some node_self is not zero */
+
+	/* main code only */
+	uint32		id;				/* never 0 while not free */
+	JpExecState state;
+	const QueryDesc *owner;		/* the query it follows; NULL for a utility */
+	int64		queryid;
+	Oid			userid;
+	Oid			dbid;
+	bool		count_at_end;	/* its ExecutorEnd counts the execution */
+	struct JpNodeShape *shape;	/* its plan's nodes, once captured */
+	int			nshape;
+	bool		shape_sent;
+} JpExec;
+
+/* counters of the signal handler, flushed with every execution */
+typedef struct JpHandlerCounts
+{
+	volatile uint32 taken;
+	volatile uint32 jit_self;
+	volatile uint32 jit_total;
+	volatile uint32 dropped;	/* no JIT execution was running */
+	volatile uint32 other_execution;	/* JIT code of another execution */
+} JpHandlerCounts;
+
+/* a plan node that can serve as a mid-query flush point */
+typedef enum JpWatchState
+{
+	JP_WATCH_IDLE = 0,			/* its own ExecProcNode in place */
+	JP_WATCH_ARMED,				/* ExecProcNode points at the trampoline */
+	JP_WATCH_LOST				/* someone else changed it while armed */
+} JpWatchState;
+
+typedef struct JpWatchEntry
+{
+	PlanState  *node;			/* hash key; NULL for an empty entry */
+	ExecProcNodeMtd saved;		/* what the trampoline forwards to */
+	volatile JpWatchState state;
+	bool		in_call;		/* the trampoline is running for it */
+} JpWatchEntry;
+
+/*
+ * The state shared between the signal handler and the main code.  Who
+ * writes what, and when:
+ *
+ *	slots, execs   The handler adds to the sample counters marked "written
+ *				   by the signal handler" in JpSlot and JpExec, while flushing
+ *				   is clear (deferred_samples while it is set).  The main code
+ *				   (sampler_profile.c) fills and frees the rest of a slot or
+ *				   an execution, and reads and zeroes the counters at a flush.
+ *	current        main code: the hooks when a hook of an execution's query
+ *				   is entered and left, sampler_profile.c when an execution
+ *				   opens or ends.  The handler charges its samples to it.
+ *	flushing       main code (sampler_profile.c), around the read and reset
+ *				   of the counters.
+ *	side_samples, counts
+ *				   handler: one add per sample; main code reads and zeroes
+ *				   them at a flush (side_samples only while flushing is clear).
+ *	flush_after    main code (sampler_profile.c), when an execution starts;
+ *				   read by the handler to see that a mid-query flush is due.
+ *	flush_armed    set by the handler when it arms the flush; cleared by the
+ *				   main code once the flush has run or been given up
+ *				   (sampler_hooks.c, sampler_nodes.c).
+ *	disarming      main code (sampler_hooks.c) while it puts the watched
+ *				   nodes' ExecProcNode back: the handler must not arm then.
+ *	arm, narm      main code (sampler_hooks.c) at ExecutorRun, entries before
+ *				   the count; the handler reads them to arm the watched nodes.
+ *	node_exec, node_stack, node_depth
+ *				   main code (sampler_nodes.c), as plan nodes are entered and
+ *				   left, entry before depth; read by the handler.
+ *	compile_exec, compile_node
+ *				   main code (sampler_nodes.c), around a compile_expr call;
+ *				   read by the handler to charge compile time to the node.
+ *	flush_pending  set by the handler when a flush is due while plan nodes
+ *				   are wrapped; cleared by sampler_nodes.c when it flushes.
+ *	nopen, forward_fallbacks
+ *				   main code only (sampler_profile.c, sampler_hooks.c): here
+ *				   because they describe the executions above.
+ */
+typedef struct JpSamplerShared
+{
+	JpSlot		slots[JP_MAX_SLOTS];
+	JpExec		execs[JP_MAX_EXECS];
+	JpExec	   *volatile current;
+	volatile sig_atomic_t flushing;
+	volatile uint32 side_samples;
+	JpHandlerCounts counts;
+	volatile uint32 flush_after;	/* samples; 0: no mid-query flush */
+	volatile sig_atomic_t flush_armed;
+	volatile sig_atomic_t disarming;
+	JpWatchEntry *arm[JP_MAX_WATCHED];
+	volatile int narm;
+	volatile uint32 node_exec;	/* JpExec.id whose plan is wrapped */
+	volatile int32 node_stack[JP_NODE_DEPTH];
+	volatile int node_depth;
+	volatile uint32 compile_exec;	/* JpExec.id compiling for ... */
+	volatile int32 compile_node;	/* ... this plan node, or -1 */
+	volatile sig_atomic_t flush_pending;
+	int			nopen;			/* executions in state OPEN */
+	uint32		forward_fallbacks;
+} JpSamplerShared;
+
+extern JpSamplerShared jp_sig;
+
+/* sampler_signal.c: the range table */
+typedef struct JpRangeTable JpRangeTable;
+extern void jp_sig_publish_table(JpRangeTable *table);
+extern JpRangeTable *jp_sig_new_table(int nranges);
+extern int	jp_sig_table_size(const JpRangeTable *table);
+extern JpRangeTable *jp_sig_current_table(void);
+extern void jp_sig_table_add(JpRangeTable *table, uintptr_t start,
+							 uintptr_t end, int slot);
+extern void jp_sig_table_copy_except(JpRangeTable *to,
+									 const JpRangeTable *from,
+									 uint64 object_key);
+extern void jp_sig_table_sort(JpRangeTable *table);
+extern void jp_sig_set_rate(int rate);
+
+/* sampler_profile.c */
+extern double jitprof_flush_interval;
+extern JpExec *jp_exec_open(const QueryDesc *owner, int64 queryid,
+							bool count_at_end);
+extern void jp_exec_fail(JpExec *exec);
+extern void jp_exec_finish(JpExec *exec, bool count_execution);
+extern void jp_exec_flush(JpExec *exec, bool count_execution, bool final);
+extern void jp_flush_due(void);
+extern void jp_recycle_dead_slots(void);
+extern void jp_profile_register_sink(void);
+
+static inline JpExec *
+jp_exec_of(const QueryDesc *queryDesc)
+{
+	if (jp_sig.nopen == 0)
+		return NULL;
+	for (int i = 0; i < JP_MAX_EXECS; i++)
+		if (jp_sig.execs[i].state == JP_EXEC_OPEN &&
+			jp_sig.execs[i].owner == queryDesc)
+			return &jp_sig.execs[i];
+	return NULL;
+}
+
+/* sampler_nodes.c: the running-node stack the handler reads */
+extern bool jitprof_plan_nodes;
+extern bool jp_nodes_install(QueryDesc *queryDesc, JpExec *exec);
+extern void jp_nodes_uninstall(bool capture);
+extern void jp_nodes_reset_after_error(void);
+extern void jp_nodes_forget_exec(JpExec *exec);
+extern void jp_nodes_capture_shape(JpExec *exec);
+extern void jp_nodes_define_gucs(void);
+
+/* sampler_steps.c */
+extern JpStepProfile *jp_step_profile_make(const JitprofFunction *fn);
+extern void jp_step_profile_free(JpStepProfile *profile);
+extern int	jp_step_profile_take(JpStepProfile *profile,
+								 const JitprofOrigin *origin,
+								 JpStoreStepDelta *out);
+
+/*
+ * Charge a sample to the step whose code holds "pc": a self sample, or one
+ * in code called from there.  Runs in the signal handler: reads only the
+ * profile, which does not change while the slot is published.
+ */
+static inline void
+jp_step_profile_charge(JpStepProfile *profile, uintptr_t pc, uint32 weight,
+					   bool self)
+{
+	uintptr_t	offset = pc - profile->start;
+	int			lo = 0;
+	int			hi = profile->nranges - 1;
+	int			row = -1;
+	int			index;
+
+	/* the last row starting at or before the offset */
+	while (lo <= hi)
+	{
+		int			mid = lo + (hi - lo) / 2;
+
+		if (profile->offsets[mid] <= offset)
+		{
+			row = mid;
+			lo = mid + 1;
+		}
+		else
+			hi = mid - 1;
+	}
+	index = row >= 0 ? profile->which[row] : profile->none_index;
+	if (self)
+		profile->self[index] += weight;
+	profile->total[index] += weight;
+}
+
+/* sampler_hooks.c */
+extern TupleTableSlot *jp_flush_trampoline(PlanState *node);
+extern TupleTableSlot *jp_run_node_itself(PlanState *node);
+extern void jp_watch_forget_all(void);
+
+#endif							/* JITPROF_SAMPLER_SHARED_H */

@@ -1,0 +1,497 @@
+/*-------------------------------------------------------------------------
+ *
+ * sampler_signal.c
+ *	  The hotspot sampler's signal side: the SIGPROF handler, the CPU-time
+ *	  timer that drives it, the range table of live JIT code it searches and
+ *	  the bounds of the stack it walks.
+ *
+ * The timer (CLOCK_PROCESS_CPUTIME_ID, delivered to the backend's thread) is
+ * created and armed the first time the backend runs a JIT execution, and
+ * then stays armed: it advances only while the backend uses CPU, so an idle
+ * backend gets no signals.  It is re-armed only when jitprof.sample_rate
+ * differs from the rate it was armed with (checked when a JIT execution
+ * starts; rate 0 disarms it).  A backend that never runs JIT code never
+ * creates a timer, and statements make no timer or signal-mask calls.
+ *
+ * The kernel checks CPU timers at its tick, so at rates above the tick rate
+ * expirations arrive together; each signal weighs 1 + si_overrun.
+ *
+ * Every sample goes to jp_sig.current, the execution that is running (see
+ * sampler_hooks.c), or, when there is none, to the "dropped" health
+ * counter.  The handler looks the interrupted PC up in the range table: a
+ * hit in a function of that execution is a self sample.  Otherwise, if the
+ * interrupted stack pointer lies in the main thread's stack, it walks the
+ * frame-pointer chain looking for a return address in JIT code (looked up as
+ * ret - 1, the call instruction, so that a call ending a function counts): a
+ * hit is a total sample.  Every read of the walk is inside [SP, top of the
+ * stack), which is mapped.  When SP is elsewhere (an alternate signal stack,
+ * a coroutine's stack) there is no walk at all: the frame pointer may then
+ * point anywhere.  A self sample in a function with a step table
+ * (jitprof.steps) is also charged to the step of its PC, by a binary search
+ * in the slot's step profile (sampler_steps.c).
+ *
+ * This file is the only code that runs in signal context.  The handler's
+ * contract is in sampler_shared.h: no allocation, no lock, no shared
+ * memory, no function calls, errno saved and restored, and the
+ * jp_sig.flushing protocol for the counters the main code reads.
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include <pthread.h>
+#include <signal.h>
+#include <time.h>
+#include <ucontext.h>
+#include <unistd.h>
+
+#include "sampler/sampler_shared.h"
+
+#ifndef sigev_notify_thread_id
+#define sigev_notify_thread_id _sigev_un._tid
+#endif
+
+/* registers of the interrupted code, from the signal context */
+#if defined(__x86_64__)
+#define CONTEXT_PC(uc)	((uintptr_t) (uc)->uc_mcontext.gregs[REG_RIP])
+#define CONTEXT_SP(uc)	((uintptr_t) (uc)->uc_mcontext.gregs[REG_RSP])
+#define CONTEXT_FP(uc)	((uintptr_t) (uc)->uc_mcontext.gregs[REG_RBP])
+#elif defined(__aarch64__)
+#define CONTEXT_PC(uc)	((uintptr_t) (uc)->uc_mcontext.pc)
+#define CONTEXT_SP(uc)	((uintptr_t) (uc)->uc_mcontext.sp)
+#define CONTEXT_FP(uc)	((uintptr_t) (uc)->uc_mcontext.regs[29])
+#else
+#error "jitprof's sampler supports x86-64 and AArch64 only"
+#endif
+
+/* how many frames the handler walks looking for a JIT caller */
+#define MAX_FRAMES		32
+
+typedef struct CodeRange
+{
+	uintptr_t	start;
+	uintptr_t	end;			/* exclusive */
+	int			slot;
+} CodeRange;
+
+struct JpRangeTable
+{
+	int			nranges;
+	CodeRange	ranges[FLEXIBLE_ARRAY_MEMBER];
+};
+
+/* the state shared with the handler: see sampler_shared.h */
+JpSamplerShared jp_sig = {
+	.compile_node = -1,
+};
+
+static JpRangeTable *volatile range_table = NULL;
+
+/* the main thread's stack: [stack_lo, stack_hi) */
+static uintptr_t stack_lo = 0;
+static uintptr_t stack_hi = 0;
+
+static bool timer_ready = false;
+static bool timer_broken = false;	/* could not set up: do not retry */
+static timer_t sample_timer;
+static int	armed_rate = 0;
+
+/* the slot of the function whose code contains pc, or -1 */
+static inline int
+lookup_slot(const JpRangeTable *table, uintptr_t pc)
+{
+	int			lo = 0;
+	int			hi = table->nranges - 1;
+
+	while (lo <= hi)
+	{
+		int			mid = lo + (hi - lo) / 2;
+		const CodeRange *r = &table->ranges[mid];
+
+		if (pc < r->start)
+			hi = mid - 1;
+		else if (pc >= r->end)
+			lo = mid + 1;
+		else
+			return r->slot;
+	}
+	return -1;
+}
+
+/*
+ * A mid-query flush is due: point the watched plan nodes at the flush
+ * trampoline (one pointer store each).  The next node the executor calls
+ * flushes from there; see sampler_hooks.c for why this composes with other
+ * wrappers.
+ */
+static inline void
+arm_flush(void)
+{
+	int			n = jp_sig.narm;
+
+	for (int i = 0; i < n; i++)
+	{
+		JpWatchEntry *e = jp_sig.arm[i];
+
+		if (e->state != JP_WATCH_IDLE)
+			continue;
+		/* never forward to ourselves */
+		if (e->node->ExecProcNode != jp_flush_trampoline)
+		{
+			e->saved = e->node->ExecProcNode;
+			pg_compiler_barrier();
+			e->node->ExecProcNode = jp_flush_trampoline;
+		}
+		e->state = JP_WATCH_ARMED;
+	}
+	jp_sig.flush_armed = true;
+}
+
+/*
+ * SIGPROF handler.  Async-signal-safe: no allocation, no locks, no shared
+ * memory, no function calls, no elog; see sampler_shared.h.
+ */
+static void
+sample_handler(int signo, siginfo_t *info, void *context)
+{
+	int			save_errno = errno;
+	ucontext_t *uc = (ucontext_t *) context;
+	JpExec	   *exec = jp_sig.current;
+	const JpRangeTable *table;
+	uint32		weight = 1;
+	uintptr_t	sp;
+	uintptr_t	fp;
+	int			slot;
+	int			node;
+
+	if (info != NULL && info->si_code == SI_TIMER && info->si_overrun > 0)
+		weight += (uint32) info->si_overrun;
+
+	/* the main code is reading the counters: count on the side */
+	if (jp_sig.flushing)
+	{
+		jp_sig.side_samples += weight;
+		if (exec != NULL)
+			exec->deferred_samples += weight;
+		errno = save_errno;
+		return;
+	}
+
+	jp_sig.counts.taken += weight;
+	if (exec == NULL)
+	{
+		jp_sig.counts.dropped += weight;
+		errno = save_errno;
+		return;
+	}
+	exec->query_samples += weight;
+	exec->since_flush += weight;
+
+	/*
+	 * The plan node this sample belongs to: the one whose expression is being
+	 * compiled, else the top of the running-node stack when it is this
+	 * execution's plan's (sampler_nodes.c), else none (-1).
+	 */
+	node = -1;
+	if (jp_sig.compile_exec == exec->id && jp_sig.compile_node >= 0)
+	{
+		node = jp_sig.compile_node;
+		exec->node_compile[node] += weight;
+	}
+	else if (jp_sig.node_exec == exec->id)
+	{
+		int			depth = jp_sig.node_depth;
+
+		if (depth > 0)
+			node = jp_sig.node_stack[depth - 1] & JP_NODE_ID_MASK;
+	}
+	if (node >= 0 && node < JP_MAX_PLAN_NODES)
+	{
+		exec->node_self[node] += weight;
+		exec->node_sampled = true;
+	}
+	else
+		node = -1;
+
+	if (jp_sig.flush_after > 0 && exec->since_flush >= jp_sig.flush_after &&
+		!jp_sig.flush_armed && !jp_sig.disarming)
+	{
+		/* a wrapped plan flushes at its next node call */
+		if (jp_sig.node_exec == exec->id)
+		{
+			jp_sig.flush_armed = true;
+			jp_sig.flush_pending = true;
+		}
+		else
+			arm_flush();
+	}
+
+	table = range_table;
+	if (table == NULL || table->nranges == 0)
+	{
+		errno = save_errno;
+		return;
+	}
+
+	slot = lookup_slot(table, CONTEXT_PC(uc));
+	if (slot >= 0)
+	{
+		if (jp_sig.slots[slot].owner == exec->id)
+		{
+			JpStepProfile *steps = jp_sig.slots[slot].steps;
+
+			jp_sig.slots[slot].self_samples += weight;
+			jp_sig.slots[slot].total_samples += weight;
+			if (steps != NULL)
+				jp_step_profile_charge(steps, CONTEXT_PC(uc), weight, true);
+			jp_sig.counts.jit_self += weight;
+			jp_sig.counts.jit_total += weight;
+			if (node >= 0)
+				exec->node_jit[node] += weight;
+		}
+		else
+			jp_sig.counts.other_execution += weight;
+		errno = save_errno;
+		return;
+	}
+
+	/*
+	 * Walk the frame pointers up the main stack looking for a JIT caller,
+	 * reading only inside [SP, stack_hi): that part of the stack is mapped,
+	 * whatever the registers hold.  Off the main stack, do not walk.
+	 */
+	sp = CONTEXT_SP(uc);
+	if (sp < stack_lo || sp >= stack_hi)
+	{
+		errno = save_errno;
+		return;
+	}
+	fp = CONTEXT_FP(uc);
+	for (int i = 0; i < MAX_FRAMES; i++)
+	{
+		uintptr_t	next;
+		uintptr_t	ret;
+
+		if (fp < sp || fp > stack_hi - 2 * sizeof(uintptr_t) ||
+			(fp & (sizeof(uintptr_t) - 1)) != 0)
+			break;
+		next = ((const uintptr_t *) fp)[0];
+		ret = ((const uintptr_t *) fp)[1];
+		/* the call instruction, which may be a function's last one */
+		slot = lookup_slot(table, ret - 1);
+		if (slot >= 0)
+		{
+			if (jp_sig.slots[slot].owner == exec->id)
+			{
+				JpStepProfile *steps = jp_sig.slots[slot].steps;
+
+				jp_sig.slots[slot].total_samples += weight;
+				jp_sig.counts.jit_total += weight;
+				if (steps != NULL)
+					jp_step_profile_charge(steps, ret - 1, weight, false);
+			}
+			else
+				jp_sig.counts.other_execution += weight;
+			break;
+		}
+		/* frames grow down, so callers' frames are at higher addresses */
+		if (next <= fp)
+			break;
+		fp = next;
+	}
+	errno = save_errno;
+}
+
+/* A table with room for nranges ranges, or NULL; never throws. */
+JpRangeTable *
+jp_sig_new_table(int nranges)
+{
+	JpRangeTable *table;
+
+	table = malloc(offsetof(JpRangeTable, ranges) +
+				   sizeof(CodeRange) * Max(nranges, 1));
+	if (table != NULL)
+		table->nranges = 0;
+	return table;
+}
+
+JpRangeTable *
+jp_sig_current_table(void)
+{
+	return range_table;
+}
+
+int
+jp_sig_table_size(const JpRangeTable *table)
+{
+	return table != NULL ? table->nranges : 0;
+}
+
+void
+jp_sig_table_add(JpRangeTable *table, uintptr_t start, uintptr_t end,
+				 int slot)
+{
+	CodeRange  *r = &table->ranges[table->nranges++];
+
+	r->start = start;
+	r->end = end;
+	r->slot = slot;
+}
+
+/* Copy "from" into "to", leaving out the ranges of one object's slots. */
+void
+jp_sig_table_copy_except(JpRangeTable *to, const JpRangeTable *from,
+						 uint64 object_key)
+{
+	if (from == NULL)
+		return;
+	for (int i = 0; i < from->nranges; i++)
+	{
+		const CodeRange *r = &from->ranges[i];
+
+		if (object_key != 0 && jp_sig.slots[r->slot].object_key == object_key)
+			continue;
+		to->ranges[to->nranges++] = *r;
+	}
+}
+
+static int
+range_cmp(const void *a, const void *b)
+{
+	const CodeRange *ra = (const CodeRange *) a;
+	const CodeRange *rb = (const CodeRange *) b;
+
+	if (ra->start != rb->start)
+		return ra->start < rb->start ? -1 : 1;
+	return 0;
+}
+
+void
+jp_sig_table_sort(JpRangeTable *table)
+{
+	qsort(table->ranges, table->nranges, sizeof(CodeRange), range_cmp);
+}
+
+/*
+ * Replace the range table.  The handler runs on this thread, so once the
+ * pointer is stored no handler can still be reading the old table.
+ */
+void
+jp_sig_publish_table(JpRangeTable *table)
+{
+	JpRangeTable *old = range_table;
+
+	pg_compiler_barrier();
+	range_table = table;
+	pg_compiler_barrier();
+	if (old != NULL && old != table)
+		free(old);
+}
+
+/* Install the handler and create the timer, once per process. */
+static bool
+prepare_timer(void)
+{
+	struct sigaction sa;
+	struct sigevent sev;
+	pthread_attr_t attr;
+
+	if (timer_ready)
+		return true;
+	if (timer_broken)
+		return false;
+
+	/*
+	 * The main thread's stack, as glibc reports it: from its top down by
+	 * RLIMIT_STACK, bounded by the mapping below.  The kernel keeps other
+	 * mappings out of that range, so an SP inside it is on the main stack.
+	 */
+	if (pthread_getattr_np(pthread_self(), &attr) == 0)
+	{
+		void	   *addr;
+		size_t		size;
+
+		if (pthread_attr_getstack(&attr, &addr, &size) == 0)
+		{
+			stack_lo = (uintptr_t) addr;
+			stack_hi = (uintptr_t) addr + size;
+		}
+		pthread_attr_destroy(&attr);
+	}
+
+	/* someone else's SIGPROF handler (a gprof build, say): leave it alone */
+	if (sigaction(SIGPROF, NULL, &sa) != 0)
+		goto fail;
+	if ((sa.sa_flags & SA_SIGINFO) ?
+		(sa.sa_sigaction != NULL && sa.sa_sigaction != sample_handler) :
+		(sa.sa_handler != SIG_DFL && sa.sa_handler != SIG_IGN))
+	{
+		ereport(WARNING,
+				(errmsg("could not start the jitprof sampler because SIGPROF is already in use in this process"),
+				 errdetail("Hotspot samples are not collected in this session."),
+				 errhint("Remove the other user of SIGPROF from this process, or set jitprof.sample_rate to 0.")));
+		timer_broken = true;
+		return false;
+	}
+
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_sigaction = sample_handler;
+	sa.sa_flags = SA_SIGINFO | SA_RESTART;
+	sigemptyset(&sa.sa_mask);
+	if (sigaction(SIGPROF, &sa, NULL) != 0)
+		goto fail;
+
+	memset(&sev, 0, sizeof(sev));
+	sev.sigev_notify = SIGEV_THREAD_ID;
+	sev.sigev_signo = SIGPROF;
+	sev.sigev_notify_thread_id = gettid();
+	if (timer_create(CLOCK_PROCESS_CPUTIME_ID, &sev, &sample_timer) != 0)
+		goto fail;
+
+	timer_ready = true;
+	return true;
+
+fail:
+	ereport(WARNING,
+			(errmsg("could not start the jitprof sampler: %m"),
+			 errdetail("Hotspot samples are not collected in this session.")));
+	/* do not try again in this process */
+	timer_broken = true;
+	return false;
+}
+
+/*
+ * Run the timer at "rate" samples per CPU second (0: stopped).  Makes a
+ * system call only when the rate changes, and creates the timer only when
+ * it is first needed.
+ */
+void
+jp_sig_set_rate(int rate)
+{
+	struct itimerspec its;
+
+	if (rate == armed_rate)
+		return;
+	if (rate > 0 && !prepare_timer())
+	{
+		armed_rate = rate;		/* do not try again for this rate */
+		return;
+	}
+	if (!timer_ready)
+	{
+		armed_rate = rate;
+		return;
+	}
+
+	memset(&its, 0, sizeof(its));
+	if (rate > 0)
+	{
+		its.it_interval.tv_sec = 0;
+		its.it_interval.tv_nsec = 1000000000L / rate;
+		if (its.it_interval.tv_nsec == 0)
+			its.it_interval.tv_nsec = 1;
+		its.it_value = its.it_interval;
+	}
+	if (timer_settime(sample_timer, 0, &its, NULL) == 0)
+		armed_rate = rate;
+}

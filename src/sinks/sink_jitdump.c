@@ -1,0 +1,896 @@
+/*-------------------------------------------------------------------------
+ *
+ * sink_jitdump.c
+ *	  perf jitdump sink: jit-<pid>.dump for perf inject --jit.
+ *
+ * A perf map only names address ranges; a jitdump file also carries the code
+ * bytes, so that "perf inject --jit" can write one small ELF file per
+ * function (jitted-<pid>-<n>.so) and "perf annotate" can disassemble it.
+ * The format is the one of linux's tools/perf/Documentation/
+ * jitdump-specification.txt: a file header, one JIT_CODE_LOAD record per
+ * function (with its code), and JIT_CODE_CLOSE when the backend exits.
+ * With jitprof.steps, a function's JIT_CODE_DEBUG_INFO record (its step
+ * table, as lines of the step file: see steps.c) precedes its code load.
+ * With jitprof.jitdump_unwinding (on by default), so does a
+ * JIT_CODE_UNWINDING_INFO record with the call frame information of the
+ * code's .eh_frame, for "perf record --call-graph dwarf" (see
+ * build_unwind_shared).
+ * Timestamps come from CLOCK_MONOTONIC, the clock of "perf record -k 1".
+ *
+ * perf finds the file because the process maps it with PROT_EXEC: perf
+ * record sees that mmap and perf inject reads the file it names.  The file
+ * goes to a fresh directory <jitprof.jitdump_dir>/.debug/jit/
+ * jitprof-<date>-XXXXXX/ made by mkdtemp(), where perf inject also writes
+ * its jitted-*.so files.  The intermediate .debug and .debug/jit directories
+ * may sit in a shared directory such as /tmp, so they must be real
+ * directories (not symlinks) owned by the server's OS user or by root, and
+ * not writable by others unless they have the sticky bit (jp_debug_dirs(),
+ * shared with the step file).  The executable mapping is refused on a file
+ * system mounted noexec (a common hardening of /tmp): that is checked
+ * first, and reported as such.  A directory too long for the dump's path
+ * is refused by SET (check_jitdump_dir), or, when it is the default from
+ * JITDUMPDIR, before anything is created.
+ *
+ * The sink is on when jitprof.perf_jitdump is on, and also when the stock
+ * jit_profiling_support is on: llvmjit's own perf listener cannot see code
+ * linked by JITLink (linker.cpp drops it), so jitprof takes over its job.
+ *
+ * The code arena gives the same query's functions the same addresses every
+ * time it runs (code_arena.cpp).  A JIT_CODE_LOAD record is written only for
+ * a function whose address, size, name or code bytes differ from the last
+ * record at that address: llvmjit's code embeds pointers to the query's
+ * executor state, so the bytes may differ even when the name does not.
+ * perf inject handles a second load at an address as new code from that
+ * timestamp on, which is what it is.  The file is capped at
+ * jitprof.jitdump_max_size: past it the sink stops appending, with one
+ * WARNING, and counts the records it dropped.
+ *
+ * As with every sink, the file is opened lazily by the backend that first
+ * links code (never by the postmaster), and the callbacks run inside LLVM's
+ * call stack: no ERROR, no palloc.  Problems are a WARNING that names what
+ * to fix, after which the sink stays off in this backend.
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include <fcntl.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <sys/statvfs.h>
+#include <sys/syscall.h>
+#include <sys/uio.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "common/hashfn.h"
+#include "jit/jit.h"
+#include "miscadmin.h"
+#include "storage/ipc.h"
+#include "utils/guc.h"
+
+#include "sinks/sinks.h"
+
+/* jitdump format, from the specification */
+#define JITDUMP_MAGIC		0x4A695444	/* "JiTD" */
+#define JITDUMP_VERSION		1
+#define JIT_CODE_LOAD		0
+#define JIT_CODE_CLOSE		3
+#define JIT_CODE_DEBUG_INFO	2
+
+typedef struct JitdumpFileHeader
+{
+	uint32		magic;
+	uint32		version;
+	uint32		total_size;
+	uint32		elf_mach;
+	uint32		pad1;
+	uint32		pid;
+	uint64		timestamp;
+	uint64		flags;
+} JitdumpFileHeader;
+
+typedef struct JitdumpRecordHeader
+{
+	uint32		id;
+	uint32		total_size;
+	uint64		timestamp;
+} JitdumpRecordHeader;
+
+/* JIT_CODE_LOAD: followed by the NUL-terminated name, then the code */
+typedef struct JitdumpCodeLoad
+{
+	JitdumpRecordHeader header;
+	uint32		pid;
+	uint32		tid;
+	uint64		vma;
+	uint64		code_addr;
+	uint64		code_size;
+	uint64		code_index;
+} JitdumpCodeLoad;
+
+/*
+ * JIT_CODE_DEBUG_INFO: followed by nr_entry entries of {uint64 addr, int32
+ * lineno, int32 discrim, NUL-terminated file name}.  perf inject applies it
+ * to the next JIT_CODE_LOAD.
+ */
+typedef struct JitdumpDebugInfo
+{
+	JitdumpRecordHeader header;
+	uint64		code_addr;
+	uint64		nr_entry;
+}			JitdumpDebugInfo;
+
+static JitprofFileCounters dump_counters;
+
+static JitprofRangeSet dump_written;	/* latest record at each address */
+static bool dump_cap_warned = false;
+
+static int	dump_fd = -1;
+static pid_t dump_pid = 0;		/* process that opened dump_fd */
+static bool dump_failed = false;
+static void *dump_marker = NULL;	/* the PROT_EXEC mapping perf looks for */
+static size_t dump_marker_size = 0;
+static uint64 dump_code_index = 0;
+static char dump_path[MAXPGPATH];
+
+static uint64
+monotonic_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64) ts.tv_sec * UINT64CONST(1000000000) + ts.tv_nsec;
+}
+
+static void
+dump_close(void)
+{
+	if (dump_marker != NULL)
+		munmap(dump_marker, dump_marker_size);
+	dump_marker = NULL;
+	if (dump_fd >= 0)
+		close(dump_fd);
+	dump_fd = -1;
+}
+
+/*
+ * Turn the sink off for this process.  The caller reports why, once, with a
+ * WARNING.
+ */
+static void
+dump_stop(void)
+{
+	int			save_errno = errno;
+
+	dump_failed = true;
+	dump_close();
+	errno = save_errno;
+}
+
+/* a system call on the dump file failed: report errno */
+static void
+dump_failed_io(void)
+{
+	dump_stop();
+	ereport(WARNING,
+			(errcode_for_file_access(),
+			 errmsg("could not write jitdump file \"%s\": %m", dump_path),
+			 errdetail("jitdump output is off for this backend.")));
+}
+
+/* writev() all of iov[0..n-1], resuming after short writes */
+static bool
+writev_all(int fd, struct iovec *iov, int n)
+{
+	while (n > 0)
+	{
+		ssize_t		done = writev(fd, iov, n);
+
+		if (done < 0)
+		{
+			if (errno == EINTR)
+				continue;
+			return false;
+		}
+		while (n > 0 && (size_t) done >= iov->iov_len)
+		{
+			done -= iov->iov_len;
+			iov++;
+			n--;
+		}
+		if (n > 0)
+		{
+			iov->iov_base = (char *) iov->iov_base + done;
+			iov->iov_len -= done;
+		}
+	}
+	return true;
+}
+
+/* at backend exit: JIT_CODE_CLOSE, and unmap; the file stays for perf */
+static void
+dump_at_exit(int code, Datum arg)
+{
+	JitdumpRecordHeader rec;
+
+	if (dump_fd < 0 || dump_pid != getpid())
+		return;
+	rec.id = JIT_CODE_CLOSE;
+	rec.total_size = sizeof(rec);
+	rec.timestamp = monotonic_ns();
+	(void) jp_write_all(dump_fd, &rec, sizeof(rec));
+	dump_close();
+}
+
+/*
+ * A jitdump_dir too long for the dump's path: refused before anything is
+ * created, rather than cut short into the path of another file.  The limit
+ * is the one SET enforces (check_jitdump_dir); a directory that comes from
+ * JITDUMPDIR, the default, is not checked there.
+ */
+static void
+report_too_long(const char *dir)
+{
+	dump_stop();
+	ereport(WARNING,
+			(errmsg("jitprof.jitdump_dir is too long"),
+			 errdetail("It is %zu bytes long, and at most %d bytes leave room for the files jitprof creates under it; jitdump output is off for this backend.",
+					   strlen(dir), JP_JITDUMP_DIR_MAXLEN),
+			 errhint("Set jitprof.jitdump_dir to a shorter path.")));
+}
+
+/*
+ * perf finds the dump through an executable mapping of it, which a file
+ * system mounted noexec (a common hardening of /tmp) refuses.  Say so in
+ * words before creating anything there.
+ */
+static void
+report_noexec(const char *dir)
+{
+	dump_stop();
+	ereport(WARNING,
+			(errmsg("jitdump directory \"%s\" is on a file system mounted noexec", dir),
+			 errdetail("perf finds a jitdump file through an executable mapping of it, which such a file system refuses; jitdump output is off for this backend."),
+			 errhint("Set jitprof.jitdump_dir to a directory on a file system mounted without noexec.")));
+}
+
+/*
+ * Create <dir>/.debug/jit/jitprof-<date>-XXXXXX/jit-<pid>.dump, write its
+ * header and map it.  Returns false (after a WARNING) when the sink must
+ * stay off.
+ */
+static bool
+dump_open(void)
+{
+	const char *dir = jitprof_jitdump_dir;
+	char		jit_dir[MAXPGPATH];
+	char		path[MAXPGPATH];
+	char		date[16];
+	time_t		now = time(NULL);
+	struct tm	tm;
+	struct statvfs vfs;
+	JitdumpFileHeader header;
+	int			fd;
+
+	dump_pid = getpid();
+	if (dir == NULL || dir[0] == '\0')
+		dir = "/tmp";
+
+	/* every path first: a directory too long for them creates nothing */
+	localtime_r(&now, &tm);
+	strftime(date, sizeof(date), "%Y%m%d", &tm);
+	if (!jp_path_format(path, sizeof(path), "%s/.debug/jit/jitprof-%s-XXXXXX",
+						dir, date) ||
+		!jp_path_format(dump_path, sizeof(dump_path), "%s/jit-%d.dump", path,
+						(int) dump_pid))
+	{
+		report_too_long(dir);
+		return false;
+	}
+
+	if (statvfs(dir, &vfs) == 0 && (vfs.f_flag & ST_NOEXEC) != 0)
+	{
+		report_noexec(dir);
+		return false;
+	}
+	if (!jp_debug_dirs(dir, jit_dir, true))
+	{
+		dump_stop();
+		return false;
+	}
+	if (statvfs(jit_dir, &vfs) == 0 && (vfs.f_flag & ST_NOEXEC) != 0)
+	{
+		report_noexec(jit_dir);
+		return false;
+	}
+
+	if (!jp_make_temp_dir(path, true))
+	{
+		dump_stop();
+		return false;
+	}
+	/* mkdtemp() filled in the XXXXXX that dump_path starts with too */
+	memcpy(dump_path, path, strlen(path));
+
+	fd = open(dump_path, O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC,
+			  S_IRUSR | S_IWUSR);
+	if (fd < 0)
+	{
+		dump_stop();
+		ereport(WARNING,
+				(errcode_for_file_access(),
+				 errmsg("could not create jitdump file \"%s\": %m", dump_path),
+				 errdetail("jitdump output is off for this backend."),
+				 errhint("Set jitprof.jitdump_dir to a directory the server's OS user can write to.")));
+		return false;
+	}
+	dump_fd = fd;
+
+	memset(&header, 0, sizeof(header));
+	header.magic = JITDUMP_MAGIC;
+	header.version = JITDUMP_VERSION;
+	header.total_size = sizeof(header);
+	header.elf_mach = JP_ELF_MACHINE;
+	header.pid = (uint32) dump_pid;
+	header.timestamp = monotonic_ns();
+	header.flags = 0;
+	if (!jp_write_all(fd, &header, sizeof(header)))
+	{
+		dump_failed_io();
+		return false;
+	}
+
+	/* perf's marker: an executable mapping of the dump file */
+	dump_marker_size = (size_t) sysconf(_SC_PAGESIZE);
+	dump_marker = mmap(NULL, dump_marker_size, PROT_READ | PROT_EXEC,
+					   MAP_PRIVATE, fd, 0);
+	if (dump_marker == MAP_FAILED)
+	{
+		int			save_errno = errno;
+
+		/* remove what perf could not use anyway */
+		dump_marker = NULL;
+		dump_stop();
+		unlink(dump_path);
+		rmdir(path);
+		errno = save_errno;
+		if (errno == EPERM || errno == EACCES)
+			ereport(WARNING,
+					(errcode_for_file_access(),
+					 errmsg("could not map jitdump file \"%s\" executable: %m", dump_path),
+					 errdetail("perf finds a jitdump file through an executable mapping of it; jitdump output is off for this backend."),
+					 errhint("If the file system of jitprof.jitdump_dir is mounted noexec, set jitprof.jitdump_dir to a directory on another file system.")));
+		else
+			ereport(WARNING,
+					(errcode_for_file_access(),
+					 errmsg("could not map jitdump file \"%s\": %m", dump_path),
+					 errdetail("jitdump output is off for this backend.")));
+		return false;
+	}
+
+	dump_code_index = 0;
+	jp_range_reset(&dump_written);
+	memset(&dump_counters, 0, sizeof(dump_counters));
+	dump_counters.bytes = sizeof(header);
+	dump_cap_warned = false;
+	on_proc_exit(dump_at_exit, (Datum) 0);
+	return true;
+}
+
+static bool
+jitdump_enabled(void)
+{
+	return (jitprof_perf_jitdump || jit_profiling_support) && !dump_failed;
+}
+
+/* functions written per writev() call */
+#define BATCH	32
+
+/*
+ * Size of fn's JIT_CODE_DEBUG_INFO record (issue 12): a line per row of its
+ * step table, in the step file; 0 if it has none.
+ */
+static size_t
+debug_info_size(const JitprofFunction *fn, const char *file)
+{
+	if (fn->nsteps <= 0 || file == NULL)
+		return 0;
+	return sizeof(JitdumpDebugInfo) +
+		fn->nsteps * (sizeof(uint64) + 2 * sizeof(int32) + strlen(file) + 1);
+}
+
+/* write fn's JIT_CODE_DEBUG_INFO record of "size" bytes */
+static bool
+write_debug_info(const JitprofFunction *fn, const char *file, size_t size,
+				 uint64 now)
+{
+	char	   *buf = malloc(size);
+	char	   *p = buf;
+	JitdumpDebugInfo rec;
+	bool		ok;
+
+	if (buf == NULL)
+		return true;			/* the code load record goes without */
+	rec.header.id = JIT_CODE_DEBUG_INFO;
+	rec.header.total_size = size;
+	rec.header.timestamp = now;
+	rec.code_addr = fn->address;
+	rec.nr_entry = fn->nsteps;
+	memcpy(p, &rec, sizeof(rec));
+	p += sizeof(rec);
+	for (int i = 0; i < fn->nsteps; i++)
+	{
+		uint64		addr = fn->address + fn->steps[i].offset;
+		int32		lineno = (int32) fn->steps[i].line;
+		int32		discrim = 0;
+
+		memcpy(p, &addr, sizeof(addr));
+		p += sizeof(addr);
+		memcpy(p, &lineno, sizeof(lineno));
+		p += sizeof(lineno);
+		memcpy(p, &discrim, sizeof(discrim));
+		p += sizeof(discrim);
+		/* every entry names the file: perf inject ignores the "\xff" form */
+		strcpy(p, file);
+		p += strlen(file) + 1;
+	}
+	Assert(p - buf == size);
+	ok = jp_write_all(dump_fd, buf, size);
+	free(buf);
+	return ok;
+}
+
+/*
+ * JIT_CODE_UNWINDING_INFO (issue 12).
+ *
+ * perf inject --jit puts a function's unwinding data into its jitted-*.so
+ * right after the code: .eh_frame at ALIGN_8(code size) from the code's
+ * start, .eh_frame_hdr right after it (tools/perf/util/genelf.c), and it
+ * extends the function's mapping by mapped_size to cover them.  perf
+ * report's libunwind reads the .eh_frame_hdr's table and the FDEs through
+ * those mappings, at the addresses they would have in the process.  But a
+ * JIT object's functions lie back to back: the bytes after one function's
+ * code are the next function's, and the next function's mapping, which
+ * perf inserts later, cuts the earlier one short there.  So every function
+ * of an object gets the same unwinding data for the whole object, placed
+ * so that it lands at one place in the process: after the object's last
+ * function (in the page the code arena gave the code and nothing else
+ * uses: JitprofFunction.room_after), where the last function's mapping,
+ * the only one perf leaves that long, covers it.  A function's record is
+ * then: a dummy CIE that pads its .eh_frame up to that place, every
+ * function's CIE + FDE (the linker's, with pc_begin filled in), a zero
+ * terminator, and an .eh_frame_hdr with one table entry per FDE.  All its
+ * pointers are relative (pcrel, or datarel to the .eh_frame_hdr), so the
+ * same bytes are right in every record and in the process.  The records go
+ * in address order, and all functions of the object from the first one
+ * that needs a new record upward get one, so that the last function's
+ * mapping is always the latest there.
+ *
+ * Without the room, or with a function too far (UNWIND_MAX_FILLER) from the
+ * object's end, that function goes without; perf then stops unwinding at
+ * its frame, as it does without any record.
+ */
+#define JIT_CODE_UNWINDING_INFO 4
+
+typedef struct JitdumpUnwindingInfo
+{
+	JitdumpRecordHeader header;
+	uint64		unwinding_size;
+	uint64		eh_frame_hdr_size;
+	uint64		mapped_size;
+} JitdumpUnwindingInfo;
+
+#define ALIGN8(x)			(((x) + 7) & ~(uint64) 7)
+#define UNWIND_LEAD			16	/* room for the smallest dummy CIE */
+#define UNWIND_MAX_FILLER	(64 * 1024)
+#define EH_HDR_FIXED		12	/* version, encodings, eh_frame_ptr, count */
+
+static JitprofUnwindCounters unwind_counters;
+
+/* asked by the linker before it links an object: collect .eh_frame? */
+bool
+jp_jitdump_unwind_wanted(void)
+{
+	return jitprof_jitdump_unwinding && jitdump_enabled();
+}
+
+/*
+ * The unwinding data shared by the records of one object: every function's
+ * CIE + FDE, a terminator and the .eh_frame_hdr, to be placed at "base" (a
+ * process address).  malloc'd; NULL if the object cannot have it.
+ */
+typedef struct UnwindShared
+{
+	uint8	   *data;
+	size_t		size;
+	size_t		hdr_size;
+	uint64		base;
+} UnwindShared;
+
+static void
+put_s32(uint8 *p, int64 v)
+{
+	int32		x = (int32) v;
+
+	memcpy(p, &x, sizeof(x));
+}
+
+static bool
+fits_s32(int64 v)
+{
+	return v >= PG_INT32_MIN && v <= PG_INT32_MAX;
+}
+
+static bool
+build_unwind_shared(const JitprofObject *object, const int *order, int n,
+					UnwindShared *sh)
+{
+	const JitprofFunction *last = &object->functions[order[n - 1]];
+	size_t		eh_size = 0;
+	int			nfde = 0;
+	uint8	   *p;
+	uint64		hdr;
+
+	memset(sh, 0, sizeof(*sh));
+	for (int k = 0; k < n; k++)
+	{
+		const JitprofFunction *fn = &object->functions[order[k]];
+
+		if (fn->address % 8 != 0)
+			return false;		/* the dummy CIE could not fill the gap */
+		if (fn->eh_frame == NULL)
+			continue;
+		eh_size += fn->eh_frame_size;
+		nfde++;
+	}
+	if (nfde == 0)
+		return false;
+	sh->hdr_size = EH_HDR_FIXED + 8 * nfde;
+	sh->size = eh_size + 4 + sh->hdr_size;
+	sh->base = last->address + ALIGN8(last->size) + UNWIND_LEAD;
+	if (last->room_after < ALIGN8(last->size) - last->size + UNWIND_LEAD + sh->size)
+		return false;
+	sh->data = calloc(1, sh->size);
+	if (sh->data == NULL)
+		return false;
+
+	hdr = sh->base + eh_size + 4;
+	p = sh->data + eh_size + 4;
+	p[0] = 1;					/* version */
+	p[1] = 0x1b;				/* eh_frame_ptr: DW_EH_PE_pcrel | sdata4 */
+	p[2] = 0x03;				/* fde_count: DW_EH_PE_udata4 */
+	p[3] = 0x3b;				/* table: DW_EH_PE_datarel | sdata4 */
+	put_s32(p + 4, (int64) sh->base - (int64) (hdr + 4));
+	memcpy(p + 8, &nfde, sizeof(int32));
+	p += EH_HDR_FIXED;
+
+	eh_size = 0;
+	for (int k = 0; k < n; k++)
+	{
+		const JitprofFunction *fn = &object->functions[order[k]];
+		uint64		at = sh->base + eh_size;
+		int64		pc = (int64) fn->address - (int64) (at + fn->eh_frame_pc_field);
+
+		if (fn->eh_frame == NULL)
+			continue;
+		if (!fits_s32(pc) || !fits_s32((int64) fn->address - (int64) hdr) ||
+			fn->eh_frame_pc_field + 4 > fn->eh_frame_size)
+		{
+			free(sh->data);
+			sh->data = NULL;
+			return false;
+		}
+		memcpy(sh->data + eh_size, fn->eh_frame, fn->eh_frame_size);
+		put_s32(sh->data + eh_size + fn->eh_frame_pc_field, pc);
+		/* table entry: function start, FDE (after the CIE: pc_field - 8) */
+		put_s32(p, (int64) fn->address - (int64) hdr);
+		put_s32(p + 4, (int64) (at + fn->eh_frame_pc_field - 8) - (int64) hdr);
+		p += 8;
+		eh_size += fn->eh_frame_size;
+	}
+	return true;
+}
+
+/* size of fn's JIT_CODE_UNWINDING_INFO record; 0 if it gets none */
+static size_t
+unwind_record_size(const JitprofFunction *fn, const UnwindShared *sh)
+{
+	uint64		filler;
+
+	if (sh->data == NULL)
+		return 0;
+	filler = sh->base - (fn->address + ALIGN8(fn->size));
+	if (sh->base < fn->address + ALIGN8(fn->size) + UNWIND_LEAD ||
+		filler > UNWIND_MAX_FILLER)
+		return 0;
+	return sizeof(JitdumpUnwindingInfo) + ALIGN8(filler + sh->size);
+}
+
+/* write fn's JIT_CODE_UNWINDING_INFO record of "size" bytes */
+static bool
+write_unwind_info(const JitprofFunction *fn, const UnwindShared *sh,
+				  size_t size, uint64 now)
+{
+	uint64		filler = sh->base - (fn->address + ALIGN8(fn->size));
+	char	   *buf = calloc(1, size);
+	JitdumpUnwindingInfo rec;
+	uint8	   *p;
+	uint32		len = (uint32) (filler - 4);
+	bool		ok;
+
+	if (buf == NULL)
+		return true;			/* the code load record goes without */
+	rec.header.id = JIT_CODE_UNWINDING_INFO;
+	rec.header.total_size = size;
+	rec.header.timestamp = now;
+	rec.unwinding_size = filler + sh->size;
+	rec.eh_frame_hdr_size = sh->hdr_size;
+	rec.mapped_size = filler + sh->size;
+	memcpy(buf, &rec, sizeof(rec));
+
+	/*
+	 * The dummy CIE: length, CIE id 0, version 1, no augmentation, code
+	 * alignment 1, data alignment -8, return address register 16, then
+	 * DW_CFA_nop (the zeroes calloc left).
+	 */
+	p = (uint8 *) buf + sizeof(rec);
+	memcpy(p, &len, sizeof(len));
+	p[8] = 1;
+	p[10] = 1;
+	p[11] = 0x78;
+	p[12] = 16;
+	memcpy(p + filler, sh->data, sh->size);
+	ok = jp_write_all(dump_fd, buf, size);
+	free(buf);
+	return ok;
+}
+
+static int
+cmp_address(const void *a, const void *b, void *arg)
+{
+	const JitprofObject *object = arg;
+	uint64		x = object->functions[*(const int *) a].address;
+	uint64		y = object->functions[*(const int *) b].address;
+
+	return (x > y) - (x < y);
+}
+
+static void
+jitdump_object_linked(const JitprofObject *object)
+{
+	JitdumpCodeLoad records[BATCH];
+	struct iovec iov[BATCH * 3];
+	int			nrec = 0;
+	uint32		tid;
+	uint64		now;
+	const char *steps_file = jp_steps_file_path();
+	int		   *order;
+	bool	   *todo;
+	int			n = 0;
+	int			first_todo = -1;
+	UnwindShared shared;
+	uint64		group_size = 0;
+
+	memset(&shared, 0, sizeof(shared));
+	if (dump_fd < 0 || dump_pid != getpid())
+	{
+		if (!dump_open())
+			return;
+	}
+
+	order = malloc(Max(object->nfunctions, 1) * (sizeof(int) + sizeof(bool)));
+	if (order == NULL)
+	{
+		dump_counters.dropped += object->nfunctions;
+		return;
+	}
+	todo = (bool *) (order + Max(object->nfunctions, 1));
+
+	tid = (uint32) syscall(SYS_gettid);
+	now = monotonic_ns();
+
+	/* the functions with code, in address order, and which are new */
+	for (int i = 0; i < object->nfunctions; i++)
+		if (object->functions[i].size > 0 && object->functions[i].address != 0)
+			order[n++] = i;
+	qsort_arg(order, n, sizeof(int), cmp_address, (void *) object);
+	for (int k = 0; k < n; k++)
+	{
+		const JitprofFunction *fn = &object->functions[order[k]];
+		JitprofRange *written = jp_range_exact(&dump_written, fn->address,
+											   fn->address + fn->size);
+
+		/* the same code under the same name at the same place: known */
+		todo[k] = !(written != NULL &&
+					written->name_hash == hash_bytes_extended((const unsigned char *) fn->origin.symbol,
+															  strlen(fn->origin.symbol) + 1, 0) &&
+					written->code_hash == hash_bytes_extended((const unsigned char *) (uintptr_t) fn->address,
+															  fn->size, 0));
+		if (todo[k] && first_todo < 0)
+			first_todo = k;
+	}
+
+	/*
+	 * Unwinding information: all functions from the first new one upward get
+	 * a record, if the whole group fits under the cap; otherwise the
+	 * functions go without.
+	 */
+	if (jitprof_jitdump_unwinding && first_todo >= 0)
+	{
+		for (int k = 0; k < n; k++)
+			if (object->functions[order[k]].eh_frame == NULL)
+				unwind_counters.missing++;
+		if (!build_unwind_shared(object, order, n, &shared))
+		{
+			for (int k = 0; k < n; k++)
+				if (object->functions[order[k]].eh_frame != NULL)
+					unwind_counters.no_room++;
+		}
+		else
+		{
+			for (int k = first_todo; k < n; k++)
+			{
+				const JitprofFunction *fn = &object->functions[order[k]];
+
+				todo[k] = true;
+				group_size += unwind_record_size(fn, &shared) +
+					debug_info_size(fn, steps_file) + sizeof(JitdumpCodeLoad) +
+					strlen(fn->origin.symbol) + 1 + fn->size;
+			}
+			if (dump_counters.bytes + group_size >
+				(uint64) jitprof_jitdump_max_size * 1024)
+			{
+				free(shared.data);
+				shared.data = NULL;
+			}
+		}
+	}
+
+	for (int k = 0; k < n; k++)
+	{
+		const JitprofFunction *fn = &object->functions[order[k]];
+		JitdumpCodeLoad *rec = &records[nrec];
+		size_t		namelen = strlen(fn->origin.symbol) + 1;
+		uint64		name_hash;
+		uint64		code_hash;
+		size_t		debug_size;
+		size_t		unwind_size;
+
+		if (!todo[k])
+			continue;
+
+		name_hash = hash_bytes_extended((const unsigned char *) fn->origin.symbol,
+										namelen, 0);
+		code_hash = hash_bytes_extended((const unsigned char *) (uintptr_t) fn->address,
+										fn->size, 0);
+		debug_size = debug_info_size(fn, steps_file);
+		unwind_size = unwind_record_size(fn, &shared);
+		if (shared.data != NULL && unwind_size == 0)
+			unwind_counters.no_room++;
+		if (dump_counters.bytes + debug_size + unwind_size +
+			sizeof(*rec) + namelen + fn->size >
+			(uint64) jitprof_jitdump_max_size * 1024)
+		{
+			dump_counters.dropped++;
+			if (!dump_cap_warned)
+			{
+				dump_cap_warned = true;
+				ereport(WARNING,
+						(errmsg("jitdump file \"%s\" reached jitprof.jitdump_max_size (%d kB)",
+								dump_path, jitprof_jitdump_max_size),
+						 errdetail("No more functions of this backend are added to it."),
+						 errhint("Raise jitprof.jitdump_max_size to record more JIT code for perf.")));
+			}
+			continue;
+		}
+		if (!jp_range_add(&dump_written, fn->address, fn->address + fn->size,
+						  name_hash, code_hash))
+		{
+			errno = ENOMEM;
+			dump_failed_io();
+			goto done;
+		}
+		dump_counters.bytes += sizeof(*rec) + namelen + fn->size;
+		dump_counters.records++;
+
+		/* its line table and unwinding data go right before its code load */
+		if (debug_size > 0 || unwind_size > 0)
+		{
+			if (nrec > 0 && !writev_all(dump_fd, iov, nrec * 3))
+			{
+				dump_failed_io();
+				goto done;
+			}
+			nrec = 0;
+			rec = &records[0];
+		}
+		if (debug_size > 0)
+		{
+			if (!write_debug_info(fn, steps_file, debug_size, now))
+			{
+				dump_failed_io();
+				goto done;
+			}
+			dump_counters.bytes += debug_size;
+			dump_counters.records++;
+		}
+		if (unwind_size > 0)
+		{
+			if (!write_unwind_info(fn, &shared, unwind_size, now))
+			{
+				dump_failed_io();
+				goto done;
+			}
+			dump_counters.bytes += unwind_size;
+			dump_counters.records++;
+			unwind_counters.records++;
+		}
+
+		rec->header.id = JIT_CODE_LOAD;
+		rec->header.total_size = sizeof(*rec) + namelen + fn->size;
+		rec->header.timestamp = now;
+		rec->pid = (uint32) dump_pid;
+		rec->tid = tid;
+		rec->vma = fn->address;
+		rec->code_addr = fn->address;
+		rec->code_size = fn->size;
+		rec->code_index = dump_code_index++;
+
+		/* linked code is mapped readable, so the bytes come from there */
+		iov[nrec * 3].iov_base = rec;
+		iov[nrec * 3].iov_len = sizeof(*rec);
+		iov[nrec * 3 + 1].iov_base = (void *) fn->origin.symbol;
+		iov[nrec * 3 + 1].iov_len = namelen;
+		iov[nrec * 3 + 2].iov_base = (void *) (uintptr_t) fn->address;
+		iov[nrec * 3 + 2].iov_len = fn->size;
+		nrec++;
+
+		if (nrec == BATCH)
+		{
+			if (!writev_all(dump_fd, iov, nrec * 3))
+			{
+				dump_failed_io();
+				goto done;
+			}
+			nrec = 0;
+		}
+	}
+	if (nrec > 0 && !writev_all(dump_fd, iov, nrec * 3))
+		dump_failed_io();
+done:
+	free(shared.data);
+	free(order);
+}
+
+/* jitdump has JIT_CODE_MOVE but no "unload": freed code needs nothing */
+static void
+jitdump_object_freed(const JitprofObject *object)
+{
+}
+
+static const JitprofSink jitdump_sink = {
+	.enabled = jitdump_enabled,
+	.object_linked = jitdump_object_linked,
+	.object_freed = jitdump_object_freed,
+};
+
+/* the jitdump settings are core's (settings.c): steps.c reads them too */
+void
+jp_jitdump_init(void)
+{
+	jp_registry_register_sink(&jitdump_sink);
+}
+
+/* what the sink wrote and dropped, for jitprof_status */
+const JitprofFileCounters *
+jp_jitdump_counters(void)
+{
+	return &dump_counters;
+}
+
+const JitprofUnwindCounters *
+jp_jitdump_unwind_counters(void)
+{
+	return &unwind_counters;
+}
