@@ -24,7 +24,7 @@
  * its jitted-*.so files.  The intermediate .debug and .debug/jit directories
  * may sit in a shared directory such as /tmp, so they must be real
  * directories (not symlinks) owned by the server's OS user or by root, and
- * not writable by others unless they have the sticky bit (jp_debug_dirs(),
+ * not writable by others unless they have the sticky bit (jp_make_jit_dir(),
  * shared with the step file).  The executable mapping is refused on a file
  * system mounted noexec (a common hardening of /tmp): that is checked
  * first, and reported as such.  A directory too long for the dump's path
@@ -230,35 +230,24 @@ dump_at_exit(int code, Datum arg)
 }
 
 /*
- * A jitdump_dir too long for the dump's path: refused before anything is
- * created, rather than cut short into the path of another file.  The limit
- * is the one SET enforces (check_jitdump_dir); a directory that comes from
- * JITDUMPDIR, the default, is not checked there.
- */
-static void
-report_too_long(const char *dir)
-{
-	dump_stop();
-	ereport(WARNING,
-			(errmsg("jitprof.jitdump_dir is too long"),
-			 errdetail("It is %zu bytes long, and at most %d bytes leave room for the files jitprof creates under it; jitdump output is off for this backend.",
-					   strlen(dir), JP_JITDUMP_DIR_MAXLEN),
-			 errhint("Set jitprof.jitdump_dir to a shorter path.")));
-}
-
-/*
  * perf finds the dump through an executable mapping of it, which a file
  * system mounted noexec (a common hardening of /tmp) refuses.  Say so in
  * words before creating anything there.
  */
-static void
-report_noexec(const char *dir)
+static bool
+dir_allows_exec(const char *dir)
 {
-	dump_stop();
-	ereport(WARNING,
-			(errmsg("jitdump directory \"%s\" is on a file system mounted noexec", dir),
-			 errdetail("perf finds a jitdump file through an executable mapping of it, which such a file system refuses; jitdump output is off for this backend."),
-			 errhint("Set jitprof.jitdump_dir to a directory on a file system mounted without noexec.")));
+	struct statvfs vfs;
+
+	if (statvfs(dir, &vfs) == 0 && (vfs.f_flag & ST_NOEXEC) != 0)
+	{
+		ereport(WARNING,
+				(errmsg("jitdump directory \"%s\" is on a file system mounted noexec", dir),
+				 errdetail("perf finds a jitdump file through an executable mapping of it, which such a file system refuses; jitdump output is off for this backend."),
+				 errhint("Set jitprof.jitdump_dir to a directory on a file system mounted without noexec.")));
+		return false;
+	}
+	return true;
 }
 
 /*
@@ -269,55 +258,24 @@ report_noexec(const char *dir)
 static bool
 dump_open(void)
 {
-	const char *dir = jitprof_jitdump_dir;
-	char		jit_dir[MAXPGPATH];
 	char		path[MAXPGPATH];
+	char		name[32];
 	char		date[16];
 	time_t		now = time(NULL);
 	struct tm	tm;
-	struct statvfs vfs;
 	JitdumpFileHeader header;
 	int			fd;
 
 	dump_pid = getpid();
-	if (dir == NULL || dir[0] == '\0')
-		dir = "/tmp";
-
-	/* every path first: a directory too long for them creates nothing */
 	localtime_r(&now, &tm);
 	strftime(date, sizeof(date), "%Y%m%d", &tm);
-	if (!jp_path_format(path, sizeof(path), "%s/.debug/jit/jitprof-%s-XXXXXX",
-						dir, date) ||
-		!jp_path_format(dump_path, sizeof(dump_path), "%s/jit-%d.dump", path,
-						(int) dump_pid))
-	{
-		report_too_long(dir);
-		return false;
-	}
-
-	if (statvfs(dir, &vfs) == 0 && (vfs.f_flag & ST_NOEXEC) != 0)
-	{
-		report_noexec(dir);
-		return false;
-	}
-	if (!jp_debug_dirs(dir, jit_dir, true))
+	snprintf(name, sizeof(name), "jit-%d.dump", (int) dump_pid);
+	if (!jp_make_jit_dir(jitprof_jitdump_dir, "jitprof", date, name,
+						 dir_allows_exec, true, path, dump_path))
 	{
 		dump_stop();
 		return false;
 	}
-	if (statvfs(jit_dir, &vfs) == 0 && (vfs.f_flag & ST_NOEXEC) != 0)
-	{
-		report_noexec(jit_dir);
-		return false;
-	}
-
-	if (!jp_make_temp_dir(path, true))
-	{
-		dump_stop();
-		return false;
-	}
-	/* mkdtemp() filled in the XXXXXX that dump_path starts with too */
-	memcpy(dump_path, path, strlen(path));
 
 	fd = open(dump_path, O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC,
 			  S_IRUSR | S_IWUSR);
