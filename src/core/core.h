@@ -142,8 +142,10 @@ extern void jp_settings_init(void);
 extern bool jp_write_all(int fd, const void *buf, size_t len);
 extern bool jp_path_format(char *buf, size_t size, const char *fmt,...)
 			pg_attribute_printf(3, 4);
-extern bool jp_debug_dirs(const char *dir, char *jit_dir, bool report);
-extern bool jp_make_temp_dir(char *tmpl, bool report);
+extern bool jp_make_jit_dir(const char *dir, const char *prefix,
+							const char *date, const char *file,
+							bool (*dir_ok) (const char *dir), bool report,
+							char *made_dir, char *file_path);
 
 /*
  * The longest path jitprof makes under jitprof.jitdump_dir is the step

@@ -137,15 +137,14 @@ private_dir(const char *path, bool report)
 
 /*
  * Create (if missing) and check <dir>/.debug and <dir>/.debug/jit, the
- * directories perf inject expects above a jitdump file, for the jitdump
- * sink and the step file.  They may sit in a shared directory such as
- * /tmp.  On success jit_dir (MAXPGPATH bytes) holds <dir>/.debug/jit.
- * With "report", a failure is a WARNING worded for the jitdump sink.
+ * directories perf inject expects above a jitdump file.  They may sit in a
+ * shared directory such as /tmp.  On success jit_dir (MAXPGPATH bytes)
+ * holds <dir>/.debug/jit.
  *
  * Callers have built their longer paths under dir first, so these fit.
  */
-bool
-jp_debug_dirs(const char *dir, char *jit_dir, bool report)
+static bool
+debug_dirs(const char *dir, char *jit_dir, bool report)
 {
 	char		debug_dir[MAXPGPATH];
 
@@ -157,14 +156,69 @@ jp_debug_dirs(const char *dir, char *jit_dir, bool report)
 
 /*
  * Make a fresh directory from "tmpl" (ending in XXXXXX) with mkdtemp(),
- * mode 0700, inside the directories jp_debug_dirs() checked.
+ * mode 0700, inside the directories debug_dirs() checked.
  */
-bool
-jp_make_temp_dir(char *tmpl, bool report)
+static bool
+make_temp_dir(char *tmpl, bool report)
 {
 	if (mkdtemp(tmpl) != NULL)
 		return true;
 	if (report)
 		report_cannot_create(tmpl);
 	return false;
+}
+
+/*
+ * A directory too long for the paths under it: refused before anything is
+ * created, rather than cut short into the path of another file.  The limit
+ * is the one SET enforces (check_jitdump_dir in sink_jitdump.c); a
+ * directory that comes from JITDUMPDIR, the default, is not checked there.
+ */
+static void
+report_too_long(const char *dir)
+{
+	ereport(WARNING,
+			(errmsg("jitprof.jitdump_dir is too long"),
+			 errdetail("It is %zu bytes long, and at most %d bytes leave room for the files jitprof creates under it; jitdump output is off for this backend.",
+					   strlen(dir), JP_JITDUMP_DIR_MAXLEN),
+			 errhint("Set jitprof.jitdump_dir to a shorter path.")));
+}
+
+/*
+ * Make the fresh directory <dir>/.debug/jit/<prefix>-<date>-XXXXXX of a
+ * file named "file", for the jitdump sink and the step file: on success
+ * made_dir holds that directory and file_path the path of "file" in it
+ * (both MAXPGPATH bytes), which the caller creates.  A NULL or empty dir is
+ * /tmp.  Every path is built first, so that a dir too long for them
+ * creates nothing.  dir_ok, if not NULL, is asked about dir and then about
+ * <dir>/.debug/jit before anything is created in each; it reports its own
+ * refusal.  With "report", every other failure is a WARNING worded for the
+ * jitdump sink (the step file, in the same directories, stays silent).
+ */
+bool
+jp_make_jit_dir(const char *dir, const char *prefix, const char *date,
+				const char *file, bool (*dir_ok) (const char *dir),
+				bool report, char *made_dir, char *file_path)
+{
+	char		jit_dir[MAXPGPATH];
+
+	if (dir == NULL || dir[0] == '\0')
+		dir = "/tmp";
+	if (!jp_path_format(made_dir, MAXPGPATH, "%s/.debug/jit/%s-%s-XXXXXX",
+						dir, prefix, date) ||
+		!jp_path_format(file_path, MAXPGPATH, "%s/%s", made_dir, file))
+	{
+		if (report)
+			report_too_long(dir);
+		return false;
+	}
+
+	if ((dir_ok != NULL && !dir_ok(dir)) ||
+		!debug_dirs(dir, jit_dir, report) ||
+		(dir_ok != NULL && !dir_ok(jit_dir)) ||
+		!make_temp_dir(made_dir, report))
+		return false;
+	/* mkdtemp() filled in the XXXXXX that file_path starts with too */
+	memcpy(file_path, made_dir, strlen(made_dir));
+	return true;
 }

@@ -22,9 +22,10 @@
  *
  * The step file is <jitprof.jitdump_dir>/.debug/jit/jitprof-steps-<date>-
  * <random>/steps-<pid>.txt, created by the backend's first annotated
- * function, with the directory checks of the jitdump sink (jp_debug_dirs():
- * the directories may be in /tmp).  A jitprof.jitdump_dir too long for its
- * path means no file, counted, and nothing created.  It is written only
+ * function, with the directory checks of the jitdump sink
+ * (jp_make_jit_dir(): the directories may be in /tmp).  A
+ * jitprof.jitdump_dir too long for its path means no file, counted, and
+ * nothing created.  It is written only
  * while a consumer of it is on (jitprof.perf_jitdump, jit_profiling_support,
  * jitprof.gdb, jit_debugging_support), which create a file per backend
  * anyway; without one, functions still get their debug information, with
@@ -94,8 +95,6 @@ jp_steps_file_path(void)
 static bool
 steps_open(void)
 {
-	const char *dir = jitprof_jitdump_dir;
-	char		jit_dir[MAXPGPATH];
 	char		date[16];
 	time_t		now = time(NULL);
 	struct tm	tm;
@@ -108,25 +107,12 @@ steps_open(void)
 	steps_fd = -1;
 	steps_lines = 0;
 
-	if (dir == NULL || dir[0] == '\0')
-		dir = "/tmp";
 	localtime_r(&now, &tm);
 	strftime(date, sizeof(date), "%Y%m%d", &tm);
 	snprintf(steps_name, sizeof(steps_name), "steps-%d.txt", (int) steps_pid);
-
-	/* every path first: a directory too long for them creates nothing */
-	if (!jp_path_format(steps_dir, sizeof(steps_dir),
-						"%s/.debug/jit/jitprof-steps-%s-XXXXXX", dir, date) ||
-		!jp_path_format(steps_path, sizeof(steps_path), "%s/%s",
-						steps_dir, steps_name))
+	if (!jp_make_jit_dir(jitprof_jitdump_dir, "jitprof-steps", date,
+						 steps_name, NULL, false, steps_dir, steps_path))
 		goto fail;
-
-	if (!jp_debug_dirs(dir, jit_dir, false))
-		goto fail;
-	if (!jp_make_temp_dir(steps_dir, false))
-		goto fail;
-	/* mkdtemp() filled in the XXXXXX that steps_path starts with too */
-	memcpy(steps_path, steps_dir, strlen(steps_dir));
 	steps_fd = open(steps_path, O_WRONLY | O_CREAT | O_EXCL | O_APPEND |
 					O_NOFOLLOW | O_CLOEXEC,
 					S_IRUSR | S_IWUSR | S_IRGRP | S_IROTH);

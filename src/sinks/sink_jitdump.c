@@ -24,7 +24,7 @@
  * its jitted-*.so files.  The intermediate .debug and .debug/jit directories
  * may sit in a shared directory such as /tmp, so they must be real
  * directories (not symlinks) owned by the server's OS user or by root, and
- * not writable by others unless they have the sticky bit (jp_debug_dirs(),
+ * not writable by others unless they have the sticky bit (jp_make_jit_dir(),
  * shared with the step file).  The executable mapping is refused on a file
  * system mounted noexec (a common hardening of /tmp): that is checked
  * first, and reported as such.  A directory too long for the dump's path
@@ -224,35 +224,24 @@ dump_at_exit(int code, Datum arg)
 }
 
 /*
- * A jitdump_dir too long for the dump's path: refused before anything is
- * created, rather than cut short into the path of another file.  The limit
- * is the one SET enforces (check_jitdump_dir); a directory that comes from
- * JITDUMPDIR, the default, is not checked there.
- */
-static void
-report_too_long(const char *dir)
-{
-	dump_stop();
-	ereport(WARNING,
-			(errmsg("jitprof.jitdump_dir is too long"),
-			 errdetail("It is %zu bytes long, and at most %d bytes leave room for the files jitprof creates under it; jitdump output is off for this backend.",
-					   strlen(dir), JP_JITDUMP_DIR_MAXLEN),
-			 errhint("Set jitprof.jitdump_dir to a shorter path.")));
-}
-
-/*
  * perf finds the dump through an executable mapping of it, which a file
  * system mounted noexec (a common hardening of /tmp) refuses.  Say so in
  * words before creating anything there.
  */
-static void
-report_noexec(const char *dir)
+static bool
+dir_allows_exec(const char *dir)
 {
-	dump_stop();
-	ereport(WARNING,
-			(errmsg("jitdump directory \"%s\" is on a file system mounted noexec", dir),
-			 errdetail("perf finds a jitdump file through an executable mapping of it, which such a file system refuses; jitdump output is off for this backend."),
-			 errhint("Set jitprof.jitdump_dir to a directory on a file system mounted without noexec.")));
+	struct statvfs vfs;
+
+	if (statvfs(dir, &vfs) == 0 && (vfs.f_flag & ST_NOEXEC) != 0)
+	{
+		ereport(WARNING,
+				(errmsg("jitdump directory \"%s\" is on a file system mounted noexec", dir),
+				 errdetail("perf finds a jitdump file through an executable mapping of it, which such a file system refuses; jitdump output is off for this backend."),
+				 errhint("Set jitprof.jitdump_dir to a directory on a file system mounted without noexec.")));
+		return false;
+	}
+	return true;
 }
 
 /*
@@ -263,55 +252,24 @@ report_noexec(const char *dir)
 static bool
 dump_open(void)
 {
-	const char *dir = jitprof_jitdump_dir;
-	char		jit_dir[MAXPGPATH];
 	char		path[MAXPGPATH];
+	char		name[32];
 	char		date[16];
 	time_t		now = time(NULL);
 	struct tm	tm;
-	struct statvfs vfs;
 	JitdumpFileHeader header;
 	int			fd;
 
 	dump_pid = getpid();
-	if (dir == NULL || dir[0] == '\0')
-		dir = "/tmp";
-
-	/* every path first: a directory too long for them creates nothing */
 	localtime_r(&now, &tm);
 	strftime(date, sizeof(date), "%Y%m%d", &tm);
-	if (!jp_path_format(path, sizeof(path), "%s/.debug/jit/jitprof-%s-XXXXXX",
-						dir, date) ||
-		!jp_path_format(dump_path, sizeof(dump_path), "%s/jit-%d.dump", path,
-						(int) dump_pid))
-	{
-		report_too_long(dir);
-		return false;
-	}
-
-	if (statvfs(dir, &vfs) == 0 && (vfs.f_flag & ST_NOEXEC) != 0)
-	{
-		report_noexec(dir);
-		return false;
-	}
-	if (!jp_debug_dirs(dir, jit_dir, true))
+	snprintf(name, sizeof(name), "jit-%d.dump", (int) dump_pid);
+	if (!jp_make_jit_dir(jitprof_jitdump_dir, "jitprof", date, name,
+						 dir_allows_exec, true, path, dump_path))
 	{
 		dump_stop();
 		return false;
 	}
-	if (statvfs(jit_dir, &vfs) == 0 && (vfs.f_flag & ST_NOEXEC) != 0)
-	{
-		report_noexec(jit_dir);
-		return false;
-	}
-
-	if (!jp_make_temp_dir(path, true))
-	{
-		dump_stop();
-		return false;
-	}
-	/* mkdtemp() filled in the XXXXXX that dump_path starts with too */
-	memcpy(dump_path, path, strlen(path));
 
 	fd = open(dump_path, O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC,
 			  S_IRUSR | S_IWUSR);
@@ -496,6 +454,18 @@ jp_jitdump_unwind_wanted(void)
 }
 
 /*
+ * A function of a linked object that has code, with the hashes its
+ * dump_written entry compares, computed once.
+ */
+typedef struct DumpCandidate
+{
+	const JitprofFunction *fn;
+	uint64		name_hash;
+	uint64		code_hash;
+	bool		todo;			/* gets its records written */
+} DumpCandidate;
+
+/*
  * The unwinding data shared by the records of one object: every function's
  * CIE + FDE, a terminator and the .eh_frame_hdr, to be placed at "base" (a
  * process address).  malloc'd; NULL if the object cannot have it.
@@ -523,10 +493,9 @@ fits_s32(int64 v)
 }
 
 static bool
-build_unwind_shared(const JitprofObject *object, const int *order, int n,
-					UnwindShared *sh)
+build_unwind_shared(const DumpCandidate *cands, int n, UnwindShared *sh)
 {
-	const JitprofFunction *last = &object->functions[order[n - 1]];
+	const JitprofFunction *last = cands[n - 1].fn;
 	size_t		eh_size = 0;
 	int			nfde = 0;
 	uint8	   *p;
@@ -535,7 +504,7 @@ build_unwind_shared(const JitprofObject *object, const int *order, int n,
 	memset(sh, 0, sizeof(*sh));
 	for (int k = 0; k < n; k++)
 	{
-		const JitprofFunction *fn = &object->functions[order[k]];
+		const JitprofFunction *fn = cands[k].fn;
 
 		if (fn->address % 8 != 0)
 			return false;		/* the dummy CIE could not fill the gap */
@@ -568,7 +537,7 @@ build_unwind_shared(const JitprofObject *object, const int *order, int n,
 	eh_size = 0;
 	for (int k = 0; k < n; k++)
 	{
-		const JitprofFunction *fn = &object->functions[order[k]];
+		const JitprofFunction *fn = cands[k].fn;
 		uint64		at = sh->base + eh_size;
 		int64		pc = (int64) fn->address - (int64) (at + fn->eh_frame_pc_field);
 
@@ -646,221 +615,275 @@ write_unwind_info(const JitprofFunction *fn, const UnwindShared *sh,
 	return ok;
 }
 
-static int
-cmp_address(const void *a, const void *b, void *arg)
+/* size of fn's JIT_CODE_LOAD record: header, name and code */
+static size_t
+load_record_size(const JitprofFunction *fn)
 {
-	const JitprofObject *object = arg;
-	uint64		x = object->functions[*(const int *) a].address;
-	uint64		y = object->functions[*(const int *) b].address;
+	return sizeof(JitdumpCodeLoad) + strlen(fn->origin.symbol) + 1 + fn->size;
+}
+
+/* would "more" bytes still fit under jitprof.jitdump_max_size? */
+static bool
+dump_fits(uint64 more)
+{
+	return dump_counters.bytes + more <=
+		(uint64) jitprof_jitdump_max_size * 1024;
+}
+
+static int
+cmp_candidate_address(const void *a, const void *b)
+{
+	uint64		x = ((const DumpCandidate *) a)->fn->address;
+	uint64		y = ((const DumpCandidate *) b)->fn->address;
 
 	return (x > y) - (x < y);
+}
+
+/*
+ * Fill cands with the object's functions that have code, in address order,
+ * and mark those that need a record: all but the same code under the same
+ * name at the same place as the last record there.  Returns how many there
+ * are; *first_todo is the first one marked, or -1.
+ */
+static int
+select_functions(const JitprofObject *object, DumpCandidate *cands,
+				 int *first_todo)
+{
+	int			n = 0;
+
+	for (int i = 0; i < object->nfunctions; i++)
+		if (object->functions[i].size > 0 && object->functions[i].address != 0)
+			cands[n++].fn = &object->functions[i];
+	qsort(cands, n, sizeof(DumpCandidate), cmp_candidate_address);
+
+	*first_todo = -1;
+	for (int k = 0; k < n; k++)
+	{
+		DumpCandidate *c = &cands[k];
+		const JitprofFunction *fn = c->fn;
+		JitprofRange *written;
+
+		c->name_hash = hash_bytes_extended((const unsigned char *) fn->origin.symbol,
+										   strlen(fn->origin.symbol) + 1, 0);
+		c->code_hash = hash_bytes_extended((const unsigned char *) (uintptr_t) fn->address,
+										   fn->size, 0);
+		written = jp_range_exact(&dump_written, fn->address,
+								 fn->address + fn->size);
+		c->todo = !(written != NULL &&
+					written->name_hash == c->name_hash &&
+					written->code_hash == c->code_hash);
+		if (c->todo && *first_todo < 0)
+			*first_todo = k;
+	}
+	return n;
+}
+
+/*
+ * Plan the unwinding records of an object with new code (first_todo >= 0).
+ * If the object can have its unwinding data (sh->data), every function
+ * from the first new one upward is written again, each with a record, so
+ * that the last one's mapping is the latest; if that group does not fit
+ * under the cap, they are written without the records (sh->data freed).
+ */
+static void
+plan_unwinding(DumpCandidate *cands, int n, int first_todo,
+			   const char *steps_file, UnwindShared *sh)
+{
+	uint64		group_size = 0;
+
+	for (int k = 0; k < n; k++)
+		if (cands[k].fn->eh_frame == NULL)
+			unwind_counters.missing++;
+	if (!build_unwind_shared(cands, n, sh))
+	{
+		for (int k = 0; k < n; k++)
+			if (cands[k].fn->eh_frame != NULL)
+				unwind_counters.no_room++;
+		return;
+	}
+	for (int k = first_todo; k < n; k++)
+	{
+		const JitprofFunction *fn = cands[k].fn;
+
+		cands[k].todo = true;
+		group_size += unwind_record_size(fn, sh) +
+			debug_info_size(fn, steps_file) + load_record_size(fn);
+	}
+	if (!dump_fits(group_size))
+	{
+		free(sh->data);
+		sh->data = NULL;
+	}
+}
+
+/* JIT_CODE_LOAD records queued for one writev() */
+typedef struct DumpBatch
+{
+	JitdumpCodeLoad records[BATCH];
+	struct iovec iov[BATCH * 3];
+	int			nrec;
+	uint32		tid;
+	uint64		now;			/* timestamp of every record of the object */
+	const char *steps_file;
+} DumpBatch;
+
+/* write the queued code loads; false (after a WARNING) if that failed */
+static bool
+batch_flush(DumpBatch *batch)
+{
+	if (batch->nrec > 0 && !writev_all(dump_fd, batch->iov, batch->nrec * 3))
+	{
+		dump_failed_io();
+		return false;
+	}
+	batch->nrec = 0;
+	return true;
+}
+
+/* queue fn's JIT_CODE_LOAD record; its code is read where it was linked */
+static void
+batch_add_load(DumpBatch *batch, const JitprofFunction *fn, size_t size)
+{
+	JitdumpCodeLoad *rec = &batch->records[batch->nrec];
+	struct iovec *iov = &batch->iov[batch->nrec * 3];
+
+	rec->header.id = JIT_CODE_LOAD;
+	rec->header.total_size = size;
+	rec->header.timestamp = batch->now;
+	rec->pid = (uint32) dump_pid;
+	rec->tid = batch->tid;
+	rec->vma = fn->address;
+	rec->code_addr = fn->address;
+	rec->code_size = fn->size;
+	rec->code_index = dump_code_index++;
+
+	/* linked code is mapped readable, so the bytes come from there */
+	iov[0].iov_base = rec;
+	iov[0].iov_len = sizeof(*rec);
+	iov[1].iov_base = (void *) fn->origin.symbol;
+	iov[1].iov_len = strlen(fn->origin.symbol) + 1;
+	iov[2].iov_base = (void *) (uintptr_t) fn->address;
+	iov[2].iov_len = fn->size;
+	batch->nrec++;
+}
+
+/* a function did not fit under jitprof.jitdump_max_size */
+static void
+count_dropped(void)
+{
+	dump_counters.dropped++;
+	if (!dump_cap_warned)
+	{
+		dump_cap_warned = true;
+		ereport(WARNING,
+				(errmsg("jitdump file \"%s\" reached jitprof.jitdump_max_size (%d kB)",
+						dump_path, jitprof_jitdump_max_size),
+				 errdetail("No more functions of this backend are added to it."),
+				 errhint("Raise jitprof.jitdump_max_size to record more JIT code for perf.")));
+	}
+}
+
+/*
+ * Write one function's records, or count it as dropped if they do not fit
+ * under the cap.  perf inject applies a JIT_CODE_DEBUG_INFO and a
+ * JIT_CODE_UNWINDING_INFO record to the next JIT_CODE_LOAD, so they go
+ * right before the function's own code load, after the batch queued so far
+ * is written.  dump_written records the function before its bytes are
+ * written: if a write then fails, the sink is off for good and the entry
+ * is never read.  Returns false (after a WARNING) when the sink turned off.
+ */
+static bool
+write_function(DumpBatch *batch, const DumpCandidate *c,
+			   const UnwindShared *sh)
+{
+	const JitprofFunction *fn = c->fn;
+	size_t		load_size = load_record_size(fn);
+	size_t		debug_size = debug_info_size(fn, batch->steps_file);
+	size_t		unwind_size = unwind_record_size(fn, sh);
+
+	if (sh->data != NULL && unwind_size == 0)
+		unwind_counters.no_room++;
+	if (!dump_fits(debug_size + unwind_size + load_size))
+	{
+		count_dropped();
+		return true;
+	}
+	if (!jp_range_add(&dump_written, fn->address, fn->address + fn->size,
+					  c->name_hash, c->code_hash))
+	{
+		errno = ENOMEM;
+		dump_failed_io();
+		return false;
+	}
+	dump_counters.bytes += load_size;
+	dump_counters.records++;
+
+	if ((debug_size > 0 || unwind_size > 0) && !batch_flush(batch))
+		return false;
+	if (debug_size > 0)
+	{
+		if (!write_debug_info(fn, batch->steps_file, debug_size, batch->now))
+		{
+			dump_failed_io();
+			return false;
+		}
+		dump_counters.bytes += debug_size;
+		dump_counters.records++;
+	}
+	if (unwind_size > 0)
+	{
+		if (!write_unwind_info(fn, sh, unwind_size, batch->now))
+		{
+			dump_failed_io();
+			return false;
+		}
+		dump_counters.bytes += unwind_size;
+		dump_counters.records++;
+		unwind_counters.records++;
+	}
+
+	batch_add_load(batch, fn, load_size);
+	if (batch->nrec == BATCH)
+		return batch_flush(batch);
+	return true;
 }
 
 static void
 jitdump_object_linked(const JitprofObject *object)
 {
-	JitdumpCodeLoad records[BATCH];
-	struct iovec iov[BATCH * 3];
-	int			nrec = 0;
-	uint32		tid;
-	uint64		now;
-	const char *steps_file = jp_steps_file_path();
-	int		   *order;
-	bool	   *todo;
-	int			n = 0;
-	int			first_todo = -1;
+	DumpBatch	batch;
+	DumpCandidate *cands;
 	UnwindShared shared;
-	uint64		group_size = 0;
+	int			n;
+	int			first_todo;
+	bool		ok = true;
 
-	memset(&shared, 0, sizeof(shared));
-	if (dump_fd < 0 || dump_pid != getpid())
-	{
-		if (!dump_open())
-			return;
-	}
+	if ((dump_fd < 0 || dump_pid != getpid()) && !dump_open())
+		return;
 
-	order = malloc(Max(object->nfunctions, 1) * (sizeof(int) + sizeof(bool)));
-	if (order == NULL)
+	cands = malloc(Max(object->nfunctions, 1) * sizeof(DumpCandidate));
+	if (cands == NULL)
 	{
 		dump_counters.dropped += object->nfunctions;
 		return;
 	}
-	todo = (bool *) (order + Max(object->nfunctions, 1));
+	batch.nrec = 0;
+	batch.tid = (uint32) syscall(SYS_gettid);
+	batch.now = monotonic_ns();
+	batch.steps_file = jp_steps_file_path();
 
-	tid = (uint32) syscall(SYS_gettid);
-	now = monotonic_ns();
-
-	/* the functions with code, in address order, and which are new */
-	for (int i = 0; i < object->nfunctions; i++)
-		if (object->functions[i].size > 0 && object->functions[i].address != 0)
-			order[n++] = i;
-	qsort_arg(order, n, sizeof(int), cmp_address, (void *) object);
-	for (int k = 0; k < n; k++)
-	{
-		const JitprofFunction *fn = &object->functions[order[k]];
-		JitprofRange *written = jp_range_exact(&dump_written, fn->address,
-											   fn->address + fn->size);
-
-		/* the same code under the same name at the same place: known */
-		todo[k] = !(written != NULL &&
-					written->name_hash == hash_bytes_extended((const unsigned char *) fn->origin.symbol,
-															  strlen(fn->origin.symbol) + 1, 0) &&
-					written->code_hash == hash_bytes_extended((const unsigned char *) (uintptr_t) fn->address,
-															  fn->size, 0));
-		if (todo[k] && first_todo < 0)
-			first_todo = k;
-	}
-
-	/*
-	 * Unwinding information: all functions from the first new one upward get
-	 * a record, if the whole group fits under the cap; otherwise the
-	 * functions go without.
-	 */
+	n = select_functions(object, cands, &first_todo);
+	memset(&shared, 0, sizeof(shared));
 	if (jitprof_jitdump_unwinding && first_todo >= 0)
-	{
-		for (int k = 0; k < n; k++)
-			if (object->functions[order[k]].eh_frame == NULL)
-				unwind_counters.missing++;
-		if (!build_unwind_shared(object, order, n, &shared))
-		{
-			for (int k = 0; k < n; k++)
-				if (object->functions[order[k]].eh_frame != NULL)
-					unwind_counters.no_room++;
-		}
-		else
-		{
-			for (int k = first_todo; k < n; k++)
-			{
-				const JitprofFunction *fn = &object->functions[order[k]];
+		plan_unwinding(cands, n, first_todo, batch.steps_file, &shared);
 
-				todo[k] = true;
-				group_size += unwind_record_size(fn, &shared) +
-					debug_info_size(fn, steps_file) + sizeof(JitdumpCodeLoad) +
-					strlen(fn->origin.symbol) + 1 + fn->size;
-			}
-			if (dump_counters.bytes + group_size >
-				(uint64) jitprof_jitdump_max_size * 1024)
-			{
-				free(shared.data);
-				shared.data = NULL;
-			}
-		}
-	}
-
-	for (int k = 0; k < n; k++)
-	{
-		const JitprofFunction *fn = &object->functions[order[k]];
-		JitdumpCodeLoad *rec = &records[nrec];
-		size_t		namelen = strlen(fn->origin.symbol) + 1;
-		uint64		name_hash;
-		uint64		code_hash;
-		size_t		debug_size;
-		size_t		unwind_size;
-
-		if (!todo[k])
-			continue;
-
-		name_hash = hash_bytes_extended((const unsigned char *) fn->origin.symbol,
-										namelen, 0);
-		code_hash = hash_bytes_extended((const unsigned char *) (uintptr_t) fn->address,
-										fn->size, 0);
-		debug_size = debug_info_size(fn, steps_file);
-		unwind_size = unwind_record_size(fn, &shared);
-		if (shared.data != NULL && unwind_size == 0)
-			unwind_counters.no_room++;
-		if (dump_counters.bytes + debug_size + unwind_size +
-			sizeof(*rec) + namelen + fn->size >
-			(uint64) jitprof_jitdump_max_size * 1024)
-		{
-			dump_counters.dropped++;
-			if (!dump_cap_warned)
-			{
-				dump_cap_warned = true;
-				ereport(WARNING,
-						(errmsg("jitdump file \"%s\" reached jitprof.jitdump_max_size (%d kB)",
-								dump_path, jitprof_jitdump_max_size),
-						 errdetail("No more functions of this backend are added to it."),
-						 errhint("Raise jitprof.jitdump_max_size to record more JIT code for perf.")));
-			}
-			continue;
-		}
-		if (!jp_range_add(&dump_written, fn->address, fn->address + fn->size,
-						  name_hash, code_hash))
-		{
-			errno = ENOMEM;
-			dump_failed_io();
-			goto done;
-		}
-		dump_counters.bytes += sizeof(*rec) + namelen + fn->size;
-		dump_counters.records++;
-
-		/* its line table and unwinding data go right before its code load */
-		if (debug_size > 0 || unwind_size > 0)
-		{
-			if (nrec > 0 && !writev_all(dump_fd, iov, nrec * 3))
-			{
-				dump_failed_io();
-				goto done;
-			}
-			nrec = 0;
-			rec = &records[0];
-		}
-		if (debug_size > 0)
-		{
-			if (!write_debug_info(fn, steps_file, debug_size, now))
-			{
-				dump_failed_io();
-				goto done;
-			}
-			dump_counters.bytes += debug_size;
-			dump_counters.records++;
-		}
-		if (unwind_size > 0)
-		{
-			if (!write_unwind_info(fn, &shared, unwind_size, now))
-			{
-				dump_failed_io();
-				goto done;
-			}
-			dump_counters.bytes += unwind_size;
-			dump_counters.records++;
-			unwind_counters.records++;
-		}
-
-		rec->header.id = JIT_CODE_LOAD;
-		rec->header.total_size = sizeof(*rec) + namelen + fn->size;
-		rec->header.timestamp = now;
-		rec->pid = (uint32) dump_pid;
-		rec->tid = tid;
-		rec->vma = fn->address;
-		rec->code_addr = fn->address;
-		rec->code_size = fn->size;
-		rec->code_index = dump_code_index++;
-
-		/* linked code is mapped readable, so the bytes come from there */
-		iov[nrec * 3].iov_base = rec;
-		iov[nrec * 3].iov_len = sizeof(*rec);
-		iov[nrec * 3 + 1].iov_base = (void *) fn->origin.symbol;
-		iov[nrec * 3 + 1].iov_len = namelen;
-		iov[nrec * 3 + 2].iov_base = (void *) (uintptr_t) fn->address;
-		iov[nrec * 3 + 2].iov_len = fn->size;
-		nrec++;
-
-		if (nrec == BATCH)
-		{
-			if (!writev_all(dump_fd, iov, nrec * 3))
-			{
-				dump_failed_io();
-				goto done;
-			}
-			nrec = 0;
-		}
-	}
-	if (nrec > 0 && !writev_all(dump_fd, iov, nrec * 3))
-		dump_failed_io();
-done:
+	for (int k = 0; ok && k < n; k++)
+		if (cands[k].todo)
+			ok = write_function(&batch, &cands[k], &shared);
+	if (ok)
+		(void) batch_flush(&batch);
 	free(shared.data);
-	free(order);
+	free(cands);
 }
 
 /* jitdump has JIT_CODE_MOVE but no "unload": freed code needs nothing */

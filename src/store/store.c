@@ -637,6 +637,40 @@ done:
 	CloseTransientFile(fd);
 }
 
+#define SAVE_BUF_SIZE	(64 * 1024)
+
+/*
+ * Append every entry of "hash" (entry_size bytes each) to the statistics
+ * file and to its checksum, through buf (SAVE_BUF_SIZE bytes), whose first
+ * *len bytes are still to be written; the tail stays there for the caller.
+ * False if a write failed (errno says why).
+ */
+static bool
+save_table(int fd, HTAB *hash, Size entry_size, char *buf, size_t *len,
+		   pg_crc32c *crc)
+{
+	HASH_SEQ_STATUS status;
+	void	   *entry;
+
+	hash_seq_init(&status, hash);
+	while ((entry = hash_seq_search(&status)) != NULL)
+	{
+		if (*len + entry_size > SAVE_BUF_SIZE)
+		{
+			if (!jp_write_all(fd, buf, *len))
+			{
+				hash_seq_term(&status);
+				return false;
+			}
+			*len = 0;
+		}
+		COMP_CRC32C(*crc, entry, entry_size);
+		memcpy(buf + *len, entry, entry_size);
+		*len += entry_size;
+	}
+	return true;
+}
+
 /*
  * Write the store at postmaster shutdown.  Only a clean shutdown (code 0)
  * writes; after a crash the shared memory may be inconsistent.  The
@@ -648,12 +682,8 @@ store_save(int code, Datum arg)
 {
 	int			fd;
 	struct stat st;
-	char		buf[64 * 1024];
+	char		buf[SAVE_BUF_SIZE];
 	size_t		len = 0;
-	HASH_SEQ_STATUS status;
-	JpStoreEntry *entry;
-	JpStoreNodeEntry *nentry;
-	JpStoreStepEntry *sentry;
 	StoreFileHeader header;
 	StoreFileCounters counters;
 	pg_crc32c	crc;
@@ -691,54 +721,10 @@ store_save(int code, Datum arg)
 	if (!jp_write_all(fd, &header, sizeof(header)) ||
 		!jp_write_all(fd, &counters, sizeof(counters)))
 		goto error;
-	hash_seq_init(&status, store_hash);
-	while ((entry = hash_seq_search(&status)) != NULL)
-	{
-		if (len + sizeof(JpStoreEntry) > sizeof(buf))
-		{
-			if (!jp_write_all(fd, buf, len))
-			{
-				hash_seq_term(&status);
-				goto error;
-			}
-			len = 0;
-		}
-		COMP_CRC32C(crc, entry, sizeof(JpStoreEntry));
-		memcpy(buf + len, entry, sizeof(JpStoreEntry));
-		len += sizeof(JpStoreEntry);
-	}
-	hash_seq_init(&status, node_hash);
-	while ((nentry = hash_seq_search(&status)) != NULL)
-	{
-		if (len + sizeof(JpStoreNodeEntry) > sizeof(buf))
-		{
-			if (!jp_write_all(fd, buf, len))
-			{
-				hash_seq_term(&status);
-				goto error;
-			}
-			len = 0;
-		}
-		COMP_CRC32C(crc, nentry, sizeof(JpStoreNodeEntry));
-		memcpy(buf + len, nentry, sizeof(JpStoreNodeEntry));
-		len += sizeof(JpStoreNodeEntry);
-	}
-	hash_seq_init(&status, step_hash);
-	while ((sentry = hash_seq_search(&status)) != NULL)
-	{
-		if (len + sizeof(JpStoreStepEntry) > sizeof(buf))
-		{
-			if (!jp_write_all(fd, buf, len))
-			{
-				hash_seq_term(&status);
-				goto error;
-			}
-			len = 0;
-		}
-		COMP_CRC32C(crc, sentry, sizeof(JpStoreStepEntry));
-		memcpy(buf + len, sentry, sizeof(JpStoreStepEntry));
-		len += sizeof(JpStoreStepEntry);
-	}
+	if (!save_table(fd, store_hash, sizeof(JpStoreEntry), buf, &len, &crc) ||
+		!save_table(fd, node_hash, sizeof(JpStoreNodeEntry), buf, &len, &crc) ||
+		!save_table(fd, step_hash, sizeof(JpStoreStepEntry), buf, &len, &crc))
+		goto error;
 	FIN_CRC32C(crc);
 	if (!jp_write_all(fd, buf, len) ||
 		!jp_write_all(fd, &crc, sizeof(crc)))
