@@ -345,6 +345,34 @@ jp_put_text_row(ReturnSetInfo *rsinfo, const char *text)
 }
 
 /*
+ * The folded lines of one JIT function whose stack is in *line: its self
+ * samples, then the samples of PostgreSQL code it called.  *line is left
+ * as it came.
+ */
+void
+jp_put_folded_samples(ReturnSetInfo *rsinfo, StringInfo line,
+					  int64 self_samples, int64 total_samples)
+{
+	int			len = line->len;
+
+	if (self_samples > 0)
+	{
+		appendStringInfo(line, " " INT64_FORMAT, self_samples);
+		jp_put_text_row(rsinfo, line->data);
+		line->len = len;
+		line->data[len] = '\0';
+	}
+	if (total_samples > self_samples)
+	{
+		appendStringInfo(line, ";[called from JIT] " INT64_FORMAT,
+						 total_samples - self_samples);
+		jp_put_text_row(rsinfo, line->data);
+		line->len = len;
+		line->data[len] = '\0';
+	}
+}
+
+/*
  * The profile in the folded-stack format of flame-graph tools, one line per
  * stack: "q<queryid>;<NodeType>#<plan_node_id>;<role> <samples>".  Self
  * samples of a JIT function end in its role; samples in PostgreSQL code it
@@ -392,21 +420,8 @@ jitprof_folded_1_0(PG_FUNCTION_ARGS)
 						 entry->key.queryid,
 						 entry->node_type[0] ? entry->node_type : "JIT",
 						 entry->key.plan_node_id, role, ordinal);
-		if (entry->self_samples > 0)
-		{
-			int			len = line.len;
-
-			appendStringInfo(&line, " " INT64_FORMAT, entry->self_samples);
-			jp_put_text_row(rsinfo, line.data);
-			line.len = len;
-			line.data[len] = '\0';
-		}
-		if (entry->total_samples > entry->self_samples)
-		{
-			appendStringInfo(&line, ";[called from JIT] " INT64_FORMAT,
-							 entry->total_samples - entry->self_samples);
-			jp_put_text_row(rsinfo, line.data);
-		}
+		jp_put_folded_samples(rsinfo, &line, entry->self_samples,
+							  entry->total_samples);
 	}
 	pfree(entries);
 

@@ -1033,21 +1033,8 @@ jitprof_folded_1_1(PG_FUNCTION_ARGS)
 		appendStringInfo(&line, ";%s%s", f->role, f->ordinal);
 		if (r != NULL)
 			fn_total_of_row[r - (NodeRow *) paths->rows] += f->total_samples;
-		if (f->self_samples > 0)
-		{
-			int			len = line.len;
-
-			appendStringInfo(&line, " " INT64_FORMAT, f->self_samples);
-			jp_put_text_row(rsinfo, line.data);
-			line.len = len;
-			line.data[len] = '\0';
-		}
-		if (f->total_samples > f->self_samples)
-		{
-			appendStringInfo(&line, ";[called from JIT] " INT64_FORMAT,
-							 f->total_samples - f->self_samples);
-			jp_put_text_row(rsinfo, line.data);
-		}
+		jp_put_folded_samples(rsinfo, &line, f->self_samples,
+							  f->total_samples);
 	}
 
 	/* each node's samples outside its JIT functions */

@@ -34,6 +34,8 @@
  */
 extern bool jp_reader_sees_all(void);
 extern void jp_put_text_row(ReturnSetInfo *rsinfo, const char *text);
+extern void jp_put_folded_samples(ReturnSetInfo *rsinfo, StringInfo line,
+								  int64 self_samples, int64 total_samples);
 
 /* hotspot_steps.c: copies of the step rows, each with its function's row */
 typedef struct JpStepRow
