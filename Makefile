@@ -18,6 +18,9 @@ OBJS = \
 	src/core/settings.o \
 	src/core/file_io.o \
 	src/store/store.o \
+	src/store/store_evict.o \
+	src/store/store_rows.o \
+	src/store/store_file.o \
 	src/names/naming.o \
 	src/names/roles.o \
 	src/names/steps.o \

@@ -18,7 +18,7 @@
  * its own ExecutorEnd) is recycled at once, its counts kept in a
  * backend-local pending table until the execution's next flush.
  *
- * A flush hands one execution's counts to the store (store.c), under that
+ * A flush hands one execution's counts to the store (store/), under that
  * execution's query ID: the functions of statements nested in it are
  * charged to it too, with their own names.  Flushes happen when the
  * execution ends, when a DECLARE CURSOR ends (it counts the cursor's
