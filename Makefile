@@ -39,6 +39,8 @@ OBJS = \
 	src/views/hotspots.o \
 	src/views/hotspot_steps.o \
 	src/views/plan_nodes.o \
+	src/views/plan_explain.o \
+	src/views/plan_folded.o \
 	src/views/status.o \
 	src/jitprof.o
 
