@@ -94,6 +94,26 @@ find_or_add(const JpStoreKey *key, TimestampTz now, bool add)
 }
 
 /*
+ * The plan-node row of "key", made if new: no counts, no shape (parent -1).
+ * NULL when the table has no room.  Caller holds the lock exclusively.
+ */
+static JpStoreNodeEntry *
+enter_node_row(const JpStoreNodeKey *key)
+{
+	JpStoreNodeEntry *n;
+	bool		found;
+
+	n = hash_search(jp_node_hash, key, HASH_ENTER_NULL, &found);
+	if (n != NULL && !found)
+	{
+		memset((char *) n + sizeof(JpStoreNodeKey), 0,
+			   sizeof(JpStoreNodeEntry) - sizeof(JpStoreNodeKey));
+		n->parent = -1;
+	}
+	return n;
+}
+
+/*
  * Add one flush's plan-node counts to the query's plan-node rows, and its
  * plan's shape where the rows have none.  A query gets rows for all the
  * nodes of a flush or none (plan_nodes_dropped counts the rows that found
@@ -135,15 +155,11 @@ flush_nodes(Oid userid, Oid dbid, int64 queryid, const JpStoreNodes *nodes)
 	{
 		const JpNodeShape *sh = &nodes->shape[i];
 		JpStoreNodeEntry *n;
-		bool		found;
 
 		key.plan_node_id = sh->plan_node_id;
-		n = hash_search(jp_node_hash, &key, HASH_ENTER_NULL, &found);
+		n = enter_node_row(&key);
 		if (n == NULL)
 			continue;
-		if (!found)
-			memset((char *) n + sizeof(JpStoreNodeKey), 0,
-				   sizeof(JpStoreNodeEntry) - sizeof(JpStoreNodeKey));
 		if (!n->has_shape)
 		{
 			n->has_shape = true;
@@ -156,20 +172,13 @@ flush_nodes(Oid userid, Oid dbid, int64 queryid, const JpStoreNodes *nodes)
 	{
 		const JpStoreNodeDelta *d = &nodes->deltas[i];
 		JpStoreNodeEntry *n;
-		bool		found;
 
 		key.plan_node_id = d->plan_node_id;
-		n = hash_search(jp_node_hash, &key, HASH_ENTER_NULL, &found);
+		n = enter_node_row(&key);
 		if (n == NULL)
 		{
 			jp_store_header->health.plan_nodes_dropped++;
 			continue;
-		}
-		if (!found)
-		{
-			memset((char *) n + sizeof(JpStoreNodeKey), 0,
-				   sizeof(JpStoreNodeEntry) - sizeof(JpStoreNodeKey));
-			n->parent = -1;
 		}
 		n->self_samples += d->self_samples;
 		n->jit_self_samples += d->jit_self_samples;

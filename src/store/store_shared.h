@@ -50,34 +50,36 @@ extern void jp_store_remove_orphans(void);
 extern void jp_store_load(void);
 extern void jp_store_save(int code, Datum arg);
 
-/* the summary row of a plan-node row's query */
+/* a hotspot row, by the fields of its key; NULL if there is none */
 static inline JpStoreEntry *
-jp_store_node_query(const JpStoreNodeKey *nkey)
+jp_store_find_hotspot(Oid userid, Oid dbid, int64 queryid,
+					  int32 plan_node_id, uint32 discriminator)
 {
 	JpStoreKey	key;
 
 	memset(&key, 0, sizeof(key));
-	key.userid = nkey->userid;
-	key.dbid = nkey->dbid;
-	key.queryid = nkey->queryid;
-	key.plan_node_id = -1;
-	key.discriminator = 0;
+	key.userid = userid;
+	key.dbid = dbid;
+	key.queryid = queryid;
+	key.plan_node_id = plan_node_id;
+	key.discriminator = discriminator;
 	return hash_search(jp_hotspot_hash, &key, HASH_FIND, NULL);
+}
+
+/* the summary row of a plan-node row's query */
+static inline JpStoreEntry *
+jp_store_node_query(const JpStoreNodeKey *nkey)
+{
+	return jp_store_find_hotspot(nkey->userid, nkey->dbid, nkey->queryid,
+								 -1, 0);
 }
 
 /* the function row a step row belongs to */
 static inline JpStoreEntry *
 jp_store_step_function(const JpStoreStepKey *skey)
 {
-	JpStoreKey	key;
-
-	memset(&key, 0, sizeof(key));
-	key.userid = skey->userid;
-	key.dbid = skey->dbid;
-	key.queryid = skey->queryid;
-	key.plan_node_id = skey->plan_node_id;
-	key.discriminator = skey->discriminator;
-	return hash_search(jp_hotspot_hash, &key, HASH_FIND, NULL);
+	return jp_store_find_hotspot(skey->userid, skey->dbid, skey->queryid,
+								 skey->plan_node_id, skey->discriminator);
 }
 
 #endif							/* JITPROF_STORE_SHARED_H */
