@@ -18,6 +18,9 @@ OBJS = \
 	src/core/settings.o \
 	src/core/file_io.o \
 	src/store/store.o \
+	src/store/store_evict.o \
+	src/store/store_rows.o \
+	src/store/store_file.o \
 	src/names/naming.o \
 	src/names/roles.o \
 	src/names/steps.o \
@@ -36,6 +39,8 @@ OBJS = \
 	src/views/hotspots.o \
 	src/views/hotspot_steps.o \
 	src/views/plan_nodes.o \
+	src/views/plan_explain.o \
+	src/views/plan_folded.o \
 	src/views/status.o \
 	src/jitprof.o
 

@@ -50,6 +50,15 @@
  * call stack: no ERROR, no palloc.  Problems are a WARNING that names what
  * to fix, after which the sink stays off in this backend.
  *
+ * One file of some 900 lines, because every record kind (code load, debug
+ * info, unwinding info) is written through the same file state: its
+ * descriptor, its cap and the table of what was written at each address.
+ * An object's unwinding records are planned together with the code loads
+ * they precede (plan_unwinding), against that cap and that table, so a
+ * file of their own would have to be handed all of it.  The part that
+ * only builds bytes (build_unwind_shared, write_unwind_info) is the seam
+ * if the file grows.
+ *
  *-------------------------------------------------------------------------
  */
 #include "postgres.h"
