@@ -9,6 +9,7 @@
  *	  hotspot_steps.c  jitprof_steps
  *	  plan_nodes.c     jitprof_plan_nodes, jitprof_explain, jitprof_folded
  *	  status.c         jitprof_status, jitprof_functions
+ *	  jit_payoff.c     jitprof_jit_payoff, jitprof_jit_levels, jitprof_advisor
  *
  * Within the layer, plan_nodes.c and status.c use hotspots.c and
  * hotspot_steps.c, which use neither.
@@ -20,6 +21,7 @@
 
 #include "lib/stringinfo.h"
 
+#include "advisor/advisor.h"
 #include "core/core.h"
 #include "link/link.h"
 #include "names/names.h"
