@@ -367,15 +367,27 @@ cpu_now(int64 *ns)
 	return true;
 }
 
+/* what went wrong, for the one WARNING a backend gives */
+typedef enum AdvisorFailure
+{
+	FAILED_PLAN_COPY,
+	FAILED_CPU_CLOCK
+} AdvisorFailure;
+
 static void
-warn_once(const char *what)
+warn_once(AdvisorFailure failure)
 {
 	if (warned)
 		return;
 	warned = true;
-	ereport(WARNING,
-			(errmsg("JIT advisor could not measure a query: %s", what),
-			 errdetail("The query ran at the JIT level PostgreSQL chose, and this backend reports no further such failure.")));
+	if (failure == FAILED_PLAN_COPY)
+		ereport(WARNING,
+				(errmsg("JIT advisor could not copy a plan to explore another JIT level"),
+				 errdetail("The query ran at the JIT level PostgreSQL chose.  This backend reports no further JIT advisor failure.")));
+	else
+		ereport(WARNING,
+				(errmsg("JIT advisor could not read the CPU clock"),
+				 errdetail("The execution was not measured.  This backend reports no further JIT advisor failure.")));
 }
 
 /*
@@ -471,7 +483,7 @@ jp_advisor_start(QueryDesc *queryDesc, int eflags, bool toplevel)
 
 		if (copy == NULL)
 		{
-			warn_once("out of memory");
+			warn_once(FAILED_PLAN_COPY);
 			o.level = o.pg_level;
 		}
 		else
@@ -487,7 +499,7 @@ jp_advisor_start(QueryDesc *queryDesc, int eflags, bool toplevel)
 	{
 		if (o.original != NULL)
 			queryDesc->plannedstmt = o.original;
-		warn_once("the CPU clock cannot be read");
+		warn_once(FAILED_CPU_CLOCK);
 		return;
 	}
 	INSTR_TIME_SET_CURRENT(o.wall_start);
@@ -583,7 +595,7 @@ jp_advisor_end_after(QueryDesc *queryDesc)
 		queryDesc->plannedstmt = o.original;
 	if (!cpu_now(&cpu_end))
 	{
-		warn_once("the CPU clock cannot be read");
+		warn_once(FAILED_CPU_CLOCK);
 		cpu_end = o.cpu_start;
 	}
 	if (o.worker)
