@@ -24,6 +24,7 @@
 #include "utils/queryjumble.h"
 #include "utils/guc.h"
 
+#include "advisor/advisor.h"
 #include "core/core.h"
 #include "names/names.h"
 #include "provider/provider.h"
@@ -44,6 +45,7 @@ _PG_init(void)
 	jp_perf_map_init();
 	jp_jitdump_init();
 	jp_store_init();
+	jp_advisor_init();
 	jp_sampler_init();
 
 	MarkGUCPrefixReserved("jitprof");

@@ -452,5 +452,6 @@ jitprof_reset_1_0(PG_FUNCTION_ARGS)
 {
 	jp_store_require();
 	jp_store_reset();
+	jp_advisor_reset();
 	PG_RETURN_VOID();
 }

@@ -12,6 +12,7 @@
  *	  plan_explain.c   jitprof_explain
  *	  plan_folded.c    jitprof_folded (1.1), with each function's plan path
  *	  status.c         jitprof_status, jitprof_functions
+ *	  jit_payoff.c     jitprof_jit_payoff, jitprof_jit_levels, jitprof_advisor
  *
  * Within the layer, the plan files and status.c use hotspots.c and
  * hotspot_steps.c, which use neither; plan_explain.c and plan_folded.c use
@@ -24,6 +25,7 @@
 
 #include "lib/stringinfo.h"
 
+#include "advisor/advisor.h"
 #include "core/core.h"
 #include "link/link.h"
 #include "names/names.h"
