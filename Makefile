@@ -31,6 +31,7 @@ OBJS = \
 	src/sinks/range_set.o \
 	src/sinks/sink_perf_map.o \
 	src/sinks/sink_jitdump.o \
+	src/sinks/jitdump_unwind.o \
 	src/sampler/sampler_signal.o \
 	src/sampler/sampler_profile.o \
 	src/sampler/sampler_hooks.o \
