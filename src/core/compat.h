@@ -20,8 +20,10 @@
 #ifndef JITPROF_COMPAT_H
 #define JITPROF_COMPAT_H
 
+#include "common/hashfn.h"
 #include "fmgr.h"
 #include "nodes/execnodes.h"
+#include "nodes/plannodes.h"
 
 /* IsQueryIdEnabled(), EnableQueryId(), compute_query_id: moved in 16 */
 #if PG_VERSION_NUM >= 160000
@@ -64,6 +66,51 @@ jp_merge_actions(ResultRelInfo *rri, int kind)
 {
 	return kind == 0 ? rri->ri_matchedMergeAction :
 		rri->ri_notMatchedMergeAction;
+}
+#endif
+
+/*
+ * The query ID the core gives utility statement pstmt (whose queryId
+ * pg_stat_statements may have zeroed), as pg_stat_statements keys it: 15
+ * hashes the statement's text, 16 and later jumble its parse tree as a
+ * utility Query, the tree that parse analysis jumbled.
+ */
+#if PG_VERSION_NUM >= 160000
+static inline uint64
+jp_utility_query_id(PlannedStmt *pstmt, const char *query_string)
+{
+	Query	   *query = makeNode(Query);
+	JumbleState *jstate;
+	uint64		queryid;
+
+	query->commandType = CMD_UTILITY;
+	query->utilityStmt = pstmt->utilityStmt;
+	query->stmt_location = pstmt->stmt_location;
+	query->stmt_len = pstmt->stmt_len;
+#if PG_VERSION_NUM >= 170000
+	jstate = JumbleQuery(query);
+#else
+	jstate = JumbleQuery(query, query_string);
+#endif
+	queryid = query->queryId;
+	pfree(jstate->jumble);
+	pfree(jstate->clocations);
+	pfree(jstate);
+	pfree(query);
+	return queryid;
+}
+#else
+static inline uint64
+jp_utility_query_id(PlannedStmt *pstmt, const char *query_string)
+{
+	int			location = pstmt->stmt_location;
+	int			len = pstmt->stmt_len;
+	const char *sql = CleanQuerytext(query_string, &location, &len);
+	uint64		queryid;
+
+	queryid = DatumGetUInt64(hash_any_extended((const unsigned char *) sql,
+											   len, 0));
+	return queryid != 0 ? queryid : UINT64CONST(2);
 }
 #endif
 
