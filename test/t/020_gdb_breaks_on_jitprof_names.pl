@@ -148,7 +148,11 @@ $text = slurp_file($out);
 note "gdb output:\n$text";
 
 like($text, qr/^Breakpoint 1, 0x[0-9a-f]+ in \Q$symbol\E \(\)$/m, 'breakpoint on the jitprof name is hit');
-like(section($text, 'HIT'), qr/^\Q$symbol\E \+ \d+ in section \.text of <in-memory\@0x[0-9a-f]+>$/m,
+# gdb 13 (Debian 12) names the image <in-memory@0xADDR>, gdb 16 (Debian 13)
+# <in-memory@0xADDR-0xEND>, and omits "+ 0" when the breakpoint is at the
+# function's first byte
+like(section($text, 'HIT'),
+	qr/^\Q$symbol\E(?: \+ \d+)? in section \.text of <in-memory\@0x[0-9a-f]+(?:-0x[0-9a-f]+)?>$/m,
 	'the stopped pc belongs to the in-memory image');
 
 my $bt = section($text, 'BT');

@@ -45,6 +45,9 @@ my $expected = $node->safe_psql('postgres', $query);
 like($expected, qr/^\d+$/, 'reference query answers');
 
 my $session = $node->background_psql('postgres');
+# the session's timeout is for one query, not for all 150 runs: on a busy
+# machine they take longer than it together
+$session->set_query_timer_restart;
 my $pid = $session->query_safe('SELECT pg_backend_pid()');
 $session->query_safe($query);    # warm the buffers
 $session->query_safe('SELECT jitprof_reset()');
