@@ -3,6 +3,10 @@
 # chroot (README, "Platforms"; doc/testing.md).  As root:
 #
 #   tools/platform.sh trixie|forky [tools/test.sh ARGS]
+#   tools/platform.sh trixie|forky --run COMMAND [ARGS]
+#
+# (--run runs COMMAND in /build/jitprof inside the chroot instead, with the
+# same mounts: a shell, a build, a cluster to look at by hand.)
 #
 #   trixie   Debian 13: PostgreSQL 17 + LLVM 19
 #   forky    Debian testing: PostgreSQL 18 + LLVM 21
@@ -31,7 +35,7 @@ here=$(cd "$(dirname "$0")" && pwd)
 top=$(cd "$here/.." && pwd)
 
 usage() {
-	echo "usage: tools/platform.sh trixie|forky [tools/test.sh arguments]" >&2
+	echo "usage: tools/platform.sh trixie|forky [tools/test.sh arguments | --run COMMAND...]" >&2
 	exit 2
 }
 
@@ -184,8 +188,15 @@ done < <(env)
 [ -n "${CI:-}" ] && envs+=("CI=$CI")
 
 status=0
-chroot "$dir" /usr/bin/env -i "${envs[@]}" \
-	/bin/bash -c 'cd /build/jitprof && exec tools/test.sh "$@"' test.sh "$@" || status=$?
+if [ "${1:-}" = --run ]; then
+	shift
+	[ $# -ge 1 ] || usage
+	chroot "$dir" /usr/bin/env -i "${envs[@]}" TERM="${TERM:-dumb}" \
+		/bin/bash -c 'cd /build/jitprof && exec "$@"' run "$@" || status=$?
+else
+	chroot "$dir" /usr/bin/env -i "${envs[@]}" \
+		/bin/bash -c 'cd /build/jitprof && exec tools/test.sh "$@"' test.sh "$@" || status=$?
+fi
 
 if [ -n "$made" ] && [ -n "$cache" ] && [ ! -f "$cache" ]; then
 	unmount_all
