@@ -32,7 +32,12 @@
  * the bitcode has none, as Debian's has none).  The function is then
  * verified; if it does not verify, or a block names a step the listing
  * does not have, its debug information is taken off again and the caller
- * counts the function as skipped.  Nothing here throws.
+ * counts the function as skipped.  A function that fails the verifier
+ * before jitprof adds anything is not checked afterwards (the verifier
+ * cannot tell jitprof's errors from llvmjit's there): PostgreSQL 17's
+ * llvmjit on LLVM 19 calls llvm.lifetime.end.p0i8, a name mangled for
+ * typed pointers, which LLVM 19 compiles but its verifier rejects.  Nothing
+ * here throws.
  *
  * Runs in the backend's only thread, in compile_expr.
  *
@@ -170,6 +175,7 @@ jp_add_debug_info(LLVMJitContext *context, const JitprofDebugInfo *info)
 	LLVMMetadataRef type;
 	LLVMMetadataRef sp;
 	bool		ok;
+	bool		broken;
 
 	if (mod == NULL || info->first_line <= 0 || info->nlines < 0)
 		return false;
@@ -177,6 +183,8 @@ jp_add_debug_info(LLVMJitContext *context, const JitprofDebugInfo *info)
 	if (fn == NULL || LLVMIsDeclaration(fn) || LLVMGetSubprogram(fn) != NULL)
 		return false;
 	ctx = LLVMGetModuleContext(mod);
+	/* LLVMVerifyFunction returns true when the function is broken */
+	broken = LLVMVerifyFunction(fn, LLVMReturnStatusAction);
 
 	add_module_flags(mod, ctx);
 
@@ -203,8 +211,7 @@ jp_add_debug_info(LLVMJitContext *context, const JitprofDebugInfo *info)
 	LLVMDIBuilderFinalize(dib);
 	LLVMDisposeDIBuilder(dib);
 
-	/* LLVMVerifyFunction returns true when the function is broken */
-	if (ok && LLVMVerifyFunction(fn, LLVMReturnStatusAction))
+	if (ok && !broken && LLVMVerifyFunction(fn, LLVMReturnStatusAction))
 		ok = false;
 	if (!ok)
 		strip_function(fn);

@@ -36,7 +36,6 @@
 #include "access/xact.h"
 #include "utils/hsearch.h"
 #include "utils/memutils.h"
-#include "utils/queryjumble.h"
 
 #include "names/names.h"
 #include "names/roles.h"

@@ -75,7 +75,6 @@
 #include "tcop/utility.h"
 #include "utils/guc.h"
 #include "utils/portal.h"
-#include "utils/queryjumble.h"
 
 #include "advisor/advisor.h"
 #include "sampler/sampler_shared.h"
@@ -95,6 +94,8 @@ typedef struct UtilityState
 	PlannedStmt *pstmt;
 	const char *query_string;
 	const char *portalname;		/* DECLARE CURSOR's cursor */
+	bool		has_queryid;	/* queryid computed at the start */
+	int64		queryid;
 	JpExec	   *exec;			/* its own execution, once a JIT query ran */
 	JpExec	   *cursor;			/* the cursor it declared */
 	uint32		cursor_id;
@@ -315,23 +316,17 @@ jp_flush_trampoline(PlanState *node)
  * pg_stat_statements zeroes pstmt->queryId before calling the next hook
  * (so that its executor hooks ignore the statement's inner query), so when
  * it is loaded after jitprof the ID is computed again here the way the core
- * computes it for utility statements: a hash of the statement's text.
+ * computes it for utility statements (jp_utility_query_id, compat.h).
  */
 static int64
 utility_queryid(void)
 {
-	const char *sql;
-	int			location = utility.pstmt->stmt_location;
-	int			len = utility.pstmt->stmt_len;
-	uint64		queryid;
-
+	if (utility.has_queryid)
+		return utility.queryid;
 	if (utility.pstmt->queryId != 0 || !IsQueryIdEnabled() ||
 		utility.query_string == NULL)
 		return (int64) utility.pstmt->queryId;
-	sql = CleanQuerytext(utility.query_string, &location, &len);
-	queryid = DatumGetUInt64(hash_any_extended((const unsigned char *) sql,
-											   len, 0));
-	return (int64) (queryid != 0 ? queryid : UINT64CONST(2));
+	return (int64) jp_utility_query_id(utility.pstmt, utility.query_string);
 }
 
 /* Is queryDesc the plan of the cursor "portalname" being declared? */
@@ -592,6 +587,17 @@ sampler_ProcessUtility(PlannedStmt *pstmt, const char *queryString,
 		utility.query_string = queryString;
 		if (IsA(parsetree, DeclareCursorStmt))
 			utility.portalname = ((DeclareCursorStmt *) parsetree)->portalname;
+
+		/*
+		 * These rewrite and plan the query they hold in place, which changes
+		 * the tree that 16 and later jumble for the ID: take it now.
+		 */
+		if (IsA(parsetree, DeclareCursorStmt) ||
+			IsA(parsetree, CreateTableAsStmt) || IsA(parsetree, ExplainStmt))
+		{
+			utility.queryid = utility_queryid();
+			utility.has_queryid = true;
+		}
 	}
 
 	nesting_level++;

@@ -148,7 +148,11 @@ $text = slurp_file($out);
 note "gdb output:\n$text";
 
 like($text, qr/^Breakpoint 1, 0x[0-9a-f]+ in \Q$symbol\E \(\)$/m, 'breakpoint on the jitprof name is hit');
-like(section($text, 'HIT'), qr/^\Q$symbol\E \+ \d+ in section \.text of <in-memory\@0x[0-9a-f]+>$/m,
+# gdb 13 (Debian 12) names the image <in-memory@0xADDR>, gdb 16 (Debian 13)
+# <in-memory@0xADDR-0xEND>, and omits "+ 0" when the breakpoint is at the
+# function's first byte
+like(section($text, 'HIT'),
+	qr/^\Q$symbol\E(?: \+ \d+)? in section \.text of <in-memory\@0x[0-9a-f]+(?:-0x[0-9a-f]+)?>$/m,
 	'the stopped pc belongs to the in-memory image');
 
 my $bt = section($text, 'BT');
@@ -226,8 +230,9 @@ my @entries = section($text, 'ENTRIES') =~ /^0x[0-9a-f]+\s+0x[0-9a-f]+\s+\d+\s*$
 is(scalar @entries, 2, 'gdb reads exactly the two live entries from the list');
 my @functions = section($text, 'FUNCTIONS') =~ /_Agg_projection$/mg;
 is(scalar @functions, 2, 'gdb knows one projection function per open cursor');
-like(section($text, 'DESCRIPTOR'), qr/^__jit_debug_descriptor in section \.data of \S*libLLVM-14\.so/m,
-	"the process's one descriptor is libLLVM-14's");
+my $libllvm = llvmjit_libllvm();
+like(section($text, 'DESCRIPTOR'), qr/^__jit_debug_descriptor in section \.data of \S*\/\Q$libllvm\E$/m,
+	"the process's one descriptor is ${libllvm}'s");
 my @descriptors = section($text, 'DESCRIPTOR') =~ /^0x[0-9a-f]+\s+__jit_debug_descriptor$/mg;
 is(scalar @descriptors, 1, 'no second descriptor is defined');
 like(section($text, 'LINKS'), qr/^head_prev_null=1\nsecond_prev_is_head=1\nsecond_is_last=1$/m,

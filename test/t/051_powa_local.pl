@@ -33,9 +33,18 @@ shared_preload_libraries = 'jitprof,pg_stat_statements,powa'
 jitprof.sample_rate = 1000
 powa.frequency = -1
 }, no_extension => 1);
-my $powa_ok = $node->safe_psql('postgres', q{
-SELECT count(*) FROM pg_available_extensions WHERE name = 'powa' AND default_version LIKE '4.1.%'});
-is($powa_ok, '1', 'PoWA 4.1 is available (postgresql-15-powa)')
+my $powa_version = $node->safe_psql('postgres', q{
+SELECT default_version FROM pg_available_extensions WHERE name = 'powa'});
+# jitprof_powa is written for PoWA 4.1; Debian 13 ships PoWA 5, which it
+# does not support yet (README, "Platforms"): that fails this file alone,
+# where BAIL_OUT would end every TAP file after it
+if ($powa_version =~ /^5\./)
+{
+	fail("jitprof_powa supports PoWA 4.1, not PoWA $powa_version (not ported yet)");
+	done_testing();
+	exit;
+}
+like($powa_version, qr/^4\.1\./, 'PoWA 4.1 is available (postgresql-15-powa)')
   or BAIL_OUT('PoWA 4.1 is not installed: run tools/deps.sh (postgresql-15-powa)');
 
 $node->safe_psql('postgres', 'CREATE DATABASE powa');
