@@ -109,8 +109,8 @@ for my $case ([ 2000, \%shmem_before ], [ 100, \%shmem_after ])
 is($shmem_after{'<anonymous>'}, $shmem_before{'<anonymous>'},
 	'a smaller jitprof.max_hotspots leaves <anonymous> shared memory unchanged');
 is(join(',', sort keys %shmem_after),
-	'<anonymous>,jitprof hotspots,jitprof plan nodes,jitprof steps,jitprof store header',
-	'each of jitprof\'s tables and the store header has its own name');
+	'<anonymous>,jitprof advisor,jitprof advisor workers,jitprof hotspots,jitprof plan nodes,jitprof steps,jitprof store header',
+	'each of jitprof\'s tables, the store header and the JIT advisor\'s two tables has its own name');
 
 my %after_rows = map { my @f = split /\|/; ("$f[0]|$f[1]" => [ $f[2], $f[3] ]) }
   split /\n/, $node->safe_psql('postgres', $rows_sql);
