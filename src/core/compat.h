@@ -16,6 +16,7 @@
 #define JITPROF_COMPAT_H
 
 #include "fmgr.h"
+#include "nodes/execnodes.h"
 
 #if PG_VERSION_NUM < 160000
 #undef PG_FUNCTION_INFO_V1
@@ -29,6 +30,134 @@ CppConcat(pg_finfo_,funcname) (void) \
 	return &my_finfo; \
 } \
 extern int no_such_variable
+#endif
+
+/*
+ * PostgreSQL 18.
+ *
+ * The executor hook lost its execute_once argument.  JP_EXECUTOR_RUN_PARAMS
+ * declares a hook's parameters (queryDesc, direction, count and, before 18,
+ * execute_once) and JP_EXECUTOR_RUN_ARGS passes them on.
+ */
+#if PG_VERSION_NUM >= 180000
+#define JP_EXECUTOR_RUN_PARAMS \
+	QueryDesc *queryDesc, ScanDirection direction, uint64 count
+#define JP_EXECUTOR_RUN_ARGS queryDesc, direction, count
+#else
+#define JP_EXECUTOR_RUN_PARAMS \
+	QueryDesc *queryDesc, ScanDirection direction, uint64 count, \
+	bool execute_once
+#define JP_EXECUTOR_RUN_ARGS queryDesc, direction, count, execute_once
+#endif
+
+/*
+ * Where the run-time pruning of an Append or MergeAppend is described: 18
+ * keeps every node's PartitionPruneInfo in one list of the EState, and the
+ * node holds its index there (-1 for none).
+ */
+#if PG_VERSION_NUM >= 180000
+static inline PartitionPruneInfo *
+jp_prune_info_at(EState *estate, int index)
+{
+	if (index < 0 || index >= list_length(estate->es_part_prune_infos))
+		return NULL;
+	return list_nth_node(PartitionPruneInfo, estate->es_part_prune_infos,
+						 index);
+}
+#define jp_part_prune_info(ps, node) \
+	jp_prune_info_at((ps)->state, (node)->part_prune_index)
+#else
+#define jp_part_prune_info(ps, node) ((node)->part_prune_info)
+#endif
+
+/*
+ * Hashing became compiled expressions in 18 (ExecBuildHash32Expr and
+ * ExecBuildHash32FromAttrs): a hash join's outer side and its Hash node each
+ * compute all their keys' hash in one ExprState, where 15 and 17 compiled one
+ * ExprState per key and hashed with function calls; a TupleHashTable hashes
+ * with tab_hash_expr, and a hashed SubPlan its left-hand row with
+ * lhs_hash_expr.  These say whether "state" is one of those; before 18 the
+ * last three never are.
+ */
+#if PG_VERSION_NUM >= 180000
+static inline bool
+jp_is_outer_hash(HashJoinState *hj, ExprState *state)
+{
+	return hj->hj_OuterHash == state;
+}
+
+static inline bool
+jp_is_inner_hash(HashState *hs, ExprState *state)
+{
+	return hs->hash_expr == state;
+}
+
+static inline bool
+jp_is_table_hash(TupleHashTable table, ExprState *state)
+{
+	return table != NULL && table->tab_hash_expr == state;
+}
+
+static inline bool
+jp_is_subplan_left_hash(SubPlanState *sstate, ExprState *state)
+{
+	return sstate->lhs_hash_expr == state;
+}
+#else
+static inline bool
+jp_is_outer_hash(HashJoinState *hj, ExprState *state)
+{
+	return list_member_ptr(hj->hj_OuterHashKeys, state);
+}
+
+static inline bool
+jp_is_inner_hash(HashState *hs, ExprState *state)
+{
+	return list_member_ptr(hs->hashkeys, state);
+}
+
+static inline bool
+jp_is_table_hash(TupleHashTable table, ExprState *state)
+{
+	return false;
+}
+
+static inline bool
+jp_is_subplan_left_hash(SubPlanState *sstate, ExprState *state)
+{
+	return false;
+}
+#endif
+
+/*
+ * Expressions 18 no longer compiles on their own: a SubPlan's arguments are
+ * steps of its host's expression (ExecInitSubPlanExpr), and a sorted SetOp
+ * compares its rows with sort support functions.
+ */
+#if PG_VERSION_NUM >= 180000
+static inline bool
+jp_is_subplan_arg(SubPlanState *sstate, ExprState *state)
+{
+	return false;
+}
+
+static inline bool
+jp_is_setop_equal(SetOpState *ss, ExprState *state)
+{
+	return false;
+}
+#else
+static inline bool
+jp_is_subplan_arg(SubPlanState *sstate, ExprState *state)
+{
+	return list_member_ptr(sstate->args, state);
+}
+
+static inline bool
+jp_is_setop_equal(SetOpState *ss, ExprState *state)
+{
+	return ss->eqfunction == state;
+}
 #endif
 
 #endif							/* JITPROF_COMPAT_H */

@@ -427,8 +427,7 @@ sampler_ExecutorStart(QueryDesc *queryDesc, int eflags)
 }
 
 static void
-sampler_ExecutorRun(QueryDesc *queryDesc, ScanDirection direction,
-					uint64 count, bool execute_once)
+sampler_ExecutorRun(JP_EXECUTOR_RUN_PARAMS)
 {
 	JpExec	   *saved = jp_sig.current;
 	QueryDesc  *saved_running = running_toplevel;
@@ -449,9 +448,9 @@ sampler_ExecutorRun(QueryDesc *queryDesc, ScanDirection direction,
 	PG_TRY();
 	{
 		if (prev_ExecutorRun)
-			prev_ExecutorRun(queryDesc, direction, count, execute_once);
+			prev_ExecutorRun(JP_EXECUTOR_RUN_ARGS);
 		else
-			standard_ExecutorRun(queryDesc, direction, count, execute_once);
+			standard_ExecutorRun(JP_EXECUTOR_RUN_ARGS);
 	}
 	PG_CATCH();
 	{

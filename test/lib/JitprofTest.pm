@@ -95,6 +95,7 @@ sub build_test_module
 	my @cmd = (
 		$pgc->('--cc'), $pgc->('--cppflags'), $pgc->('--cflags'),
 		$pgc->('--cflags_sl'), '-I' . join('', $pgc->('--includedir-server')),
+		"-I$src/src",
 		'-shared', '-o', "$dir/$name.so", "$src/test/modules/$name.c", @extra);
 	my ($stdout, $stderr) = run_command(\@cmd);
 	die "could not build test module $name: $stderr" unless -f "$dir/$name.so";
