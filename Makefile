@@ -76,15 +76,66 @@ PROVE_FLAGS = -I $(srcdir)/test/lib
 EXTRA_CLEAN = $(LLVM_MODULE)$(DLSUFFIX) $(LLVM_OBJS) src/names/eeop_names.h
 
 PG_CONFIG ?= pg_config
-LLVM_CONFIG ?= llvm-config-14
 
-LLVM_INCLUDEDIR := $(shell $(LLVM_CONFIG) --includedir)
-LLVM_LIBDIR := $(shell $(LLVM_CONFIG) --libdir)
+# jitprof_llvm.so runs inside llvmjit.so's LLVM, so it must be built against
+# that very LLVM: the one llvmjit.so links (its NEEDED libLLVM entry, e.g.
+# libLLVM-14.so.1 or libLLVM.so.19.1), found as llvm-config of that major,
+# unless LLVM_CONFIG names one.  A different major, or one jitprof is not
+# tested with, stops the build here with one message (README, "Platforms").
+JITPROF_TESTED_LLVM = 14 19 21
+LLVMJIT_SO := $(shell $(PG_CONFIG) --pkglibdir)/llvmjit.so
+LLVMJIT_LIBLLVM := $(shell readelf -d '$(LLVMJIT_SO)' 2>/dev/null | \
+	sed -n 's/.*(NEEDED).*\[\(libLLVM[^]]*\)\]$$/\1/p')
+LLVMJIT_LLVM_MAJOR := $(shell echo '$(LLVMJIT_LIBLLVM)' | \
+	sed -n 's/^libLLVM-\([0-9][0-9]*\).*/\1/p; s/^libLLVM\.so\.\([0-9][0-9]*\).*/\1/p')
+# cleaning needs no LLVM
+ifneq ($(MAKECMDGOALS),)
+ifeq ($(filter-out clean distclean maintainer-clean uninstall,$(MAKECMDGOALS)),)
+JITPROF_NO_LLVM_CHECK = 1
+endif
+endif
+
+# (PGXS sets LLVM_CONFIG to the server's configure-time llvm-config, so
+# jitprof's own is JITPROF_LLVM_CONFIG: LLVM_CONFIG, given on the command
+# line or in the environment, or the one found.)
+ifneq ($(filter command% environment%,$(origin LLVM_CONFIG)),)
+JITPROF_LLVM_CONFIG := $(LLVM_CONFIG)
+else ifneq ($(LLVMJIT_LLVM_MAJOR),)
+JITPROF_LLVM_CONFIG := $(firstword $(wildcard /usr/lib/llvm-$(LLVMJIT_LLVM_MAJOR)/bin/llvm-config) \
+	$(shell command -v llvm-config-$(LLVMJIT_LLVM_MAJOR)))
+endif
+ifndef JITPROF_NO_LLVM_CHECK
+ifeq ($(JITPROF_LLVM_CONFIG),)
+ifeq ($(wildcard $(LLVMJIT_SO)),)
+$(error jitprof: the server has no $(LLVMJIT_SO), which jitprof wraps: install the server's JIT support (postgresql-NN-jit on Debian testing), or set LLVM_CONFIG)
+else ifeq ($(LLVMJIT_LLVM_MAJOR),)
+$(error jitprof: cannot tell which libLLVM $(LLVMJIT_SO) links (readelf -d shows none): set LLVM_CONFIG to that LLVM's llvm-config)
+else
+$(error jitprof: $(LLVMJIT_SO) links $(LLVMJIT_LIBLLVM), but no llvm-config of LLVM $(LLVMJIT_LLVM_MAJOR) is installed: install llvm-$(LLVMJIT_LLVM_MAJOR)-dev, or set LLVM_CONFIG)
+endif
+endif
+LLVM_VERSION := $(shell $(JITPROF_LLVM_CONFIG) --version 2>/dev/null | sed -n '1{/^[0-9][0-9]*\.[0-9]/p;}')
+LLVM_MAJOR := $(firstword $(subst ., ,$(LLVM_VERSION)))
+ifeq ($(LLVM_VERSION),)
+$(error jitprof: "$(JITPROF_LLVM_CONFIG) --version" prints no LLVM version: set LLVM_CONFIG to an llvm-config)
+endif
+ifeq ($(filter $(LLVM_MAJOR),$(JITPROF_TESTED_LLVM)),)
+$(error jitprof: $(JITPROF_LLVM_CONFIG) is LLVM $(LLVM_VERSION), and jitprof is tested with LLVM $(JITPROF_TESTED_LLVM) only)
+endif
+ifneq ($(LLVMJIT_LLVM_MAJOR),)
+ifneq ($(LLVMJIT_LLVM_MAJOR),$(LLVM_MAJOR))
+$(error jitprof: $(JITPROF_LLVM_CONFIG) is LLVM $(LLVM_VERSION), but $(LLVMJIT_SO) links $(LLVMJIT_LIBLLVM): set LLVM_CONFIG to LLVM $(LLVMJIT_LLVM_MAJOR)'s llvm-config)
+endif
+endif
+endif
+
+LLVM_INCLUDEDIR := $(shell $(JITPROF_LLVM_CONFIG) --includedir)
+LLVM_LIBDIR := $(shell $(JITPROF_LLVM_CONFIG) --libdir)
 
 # LLVM's own C++ flags (-std, -fno-exceptions, its -D macros), less what
 # PGXS decides: optimisation, debug info, warnings, and the include path
 # given to every file below.
-LLVM_CXXFLAGS_USED := $(filter-out -O% -g% -W% -I%,$(shell $(LLVM_CONFIG) --cxxflags))
+LLVM_CXXFLAGS_USED := $(filter-out -O% -g% -W% -I%,$(shell $(JITPROF_LLVM_CONFIG) --cxxflags))
 
 # PostgreSQL 15 leaves PGDLLEXPORT empty on ELF platforms; with hidden
 # visibility it must mark what PostgreSQL looks up by name (PG_MODULE_MAGIC,
@@ -99,7 +150,7 @@ PG_CFLAGS = -fvisibility=hidden
 PG_CXXFLAGS = $(LLVM_CXXFLAGS_USED) -fno-rtti -fvisibility=hidden \
 	-fvisibility-inlines-hidden -Wall -Wextra -Wno-unused-parameter
 LLVM_SHLIB_LINK = -L$(LLVM_LIBDIR) -Wl,-rpath,$(LLVM_LIBDIR) \
-	$(shell $(LLVM_CONFIG) --libs) -lelf
+	$(shell $(JITPROF_LLVM_CONFIG) --libs) -lelf
 
 # Bitcode for inlining is of no use for a JIT provider's own sources.
 override with_llvm = no
@@ -111,8 +162,9 @@ installcheck: export PGOPTIONS += -c jit=on -c jit_above_cost=0 \
 	-c jit_inline_above_cost=0 -c jit_optimize_above_cost=0 \
 	-c max_parallel_workers_per_gather=0
 # sql/status.sql checks that jitprof_status reports the LLVM it was built
-# against.
-installcheck: export JITPROF_LLVM_VERSION := $(shell $(LLVM_CONFIG) --version)
+# against; the TAP tests call that LLVM's llvm-config and tools.
+installcheck: export JITPROF_LLVM_VERSION := $(LLVM_VERSION)
+installcheck: export JITPROF_LLVM_CONFIG := $(JITPROF_LLVM_CONFIG)
 
 # The TAP tests configure their own clusters: keep the sessions' forced JIT
 # out of them.

@@ -21,7 +21,6 @@
 
 #include "fmgr.h"
 #include "miscadmin.h"
-#include "utils/queryjumble.h"
 #include "utils/guc.h"
 
 #include "core/core.h"

@@ -3,6 +3,11 @@
  * compat.h
  *	  Differences between PostgreSQL versions that jitprof papers over.
  *
+ * This is jitprof's only PostgreSQL compatibility header: a logic file never
+ * tests PG_VERSION_NUM, it calls a function or uses a macro defined here,
+ * one definition per version.  jitprof is built against PostgreSQL 15, 17
+ * and 18 (README, "Platforms").
+ *
  * jitprof is built with -fvisibility=hidden, so that it exports only what
  * PostgreSQL looks up by name.  PostgreSQL 16 marks SQL-callable functions
  * PGDLLEXPORT in PG_FUNCTION_INFO_V1; PostgreSQL 15 marks only their info
@@ -18,6 +23,13 @@
 #include "fmgr.h"
 #include "nodes/execnodes.h"
 
+/* IsQueryIdEnabled(), EnableQueryId(), compute_query_id: moved in 16 */
+#if PG_VERSION_NUM >= 160000
+#include "nodes/queryjumble.h"
+#else
+#include "utils/queryjumble.h"
+#endif
+
 #if PG_VERSION_NUM < 160000
 #undef PG_FUNCTION_INFO_V1
 #define PG_FUNCTION_INFO_V1(funcname) \
@@ -30,6 +42,29 @@ CppConcat(pg_finfo_,funcname) (void) \
 	return &my_finfo; \
 } \
 extern int no_such_variable
+#endif
+
+/*
+ * A result relation's MERGE actions, as lists of MergeActionState: 17 keeps
+ * one list per match kind (WHEN MATCHED, NOT MATCHED BY SOURCE, NOT MATCHED
+ * BY TARGET), 15 two (matched, not matched).  jp_merge_actions(rri, kind)
+ * for kind in 0 .. JP_MERGE_ACTION_KINDS - 1.
+ */
+#if PG_VERSION_NUM >= 170000
+#define JP_MERGE_ACTION_KINDS NUM_MERGE_MATCH_KINDS
+static inline List *
+jp_merge_actions(ResultRelInfo *rri, int kind)
+{
+	return rri->ri_MergeActions[kind];
+}
+#else
+#define JP_MERGE_ACTION_KINDS 2
+static inline List *
+jp_merge_actions(ResultRelInfo *rri, int kind)
+{
+	return kind == 0 ? rri->ri_matchedMergeAction :
+		rri->ri_notMatchedMergeAction;
+}
 #endif
 
 /*

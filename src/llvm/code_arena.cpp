@@ -68,9 +68,11 @@ extern "C"
 #include <unistd.h>
 
 #include "llvm/code_arena.h"
+#include "llvm/llvm_compat.h"
 
 using namespace llvm;
 using namespace llvm::jitlink;
+using jitprof::MemProt;
 
 namespace {
 
@@ -349,7 +351,7 @@ std::string shapeOf(LinkGraph &G, uint64_t Total) {
       continue;
     char Name[256];
     std::string F;
-    std::string LLVMName = Sym->getName().str();
+    std::string LLVMName = jitprof::symbolName(*Sym).str();
     if (jp_core->stable_name(LLVMName.c_str(), Name, sizeof(Name)))
       appendStr(F, Name);
     else if (LLVMName.find("evalexpr_") == 0 || LLVMName.find("deform_") == 0)

@@ -40,6 +40,7 @@ extern "C"
 
 #include "llvm/code_arena.h"
 #include "llvm/eh_frame.h"
+#include "llvm/llvm_compat.h"
 
 #include "llvm-c/Error.h"
 #include "llvm-c/OrcEE.h"
@@ -298,7 +299,7 @@ StepTables takeStepTables(MaterializationResponsibility *MR) {
   return T;
 }
 
-class JitprofPlugin : public ObjectLinkingLayer::Plugin {
+class JitprofPlugin : public jitprof::Plugin {
 public:
   void modifyPassConfig(MaterializationResponsibility &MR,
                         jitlink::LinkGraph &G,
@@ -346,15 +347,15 @@ public:
     return Error::success();
   }
 
-  Error notifyRemovingResources(ResourceKey K) override {
+  Error removingResources(ResourceKey K) override {
     jp_core->object_freed(uint64_t(K));
     return Error::success();
   }
 
   // llvmjit never merges resource trackers, so this does not happen; if it
   // did, the code would be reported freed early rather than never.
-  void notifyTransferringResources(ResourceKey DstKey,
-                                   ResourceKey SrcKey) override {
+  void transferringResources(ResourceKey DstKey,
+                             ResourceKey SrcKey) override {
     jp_core->object_freed(uint64_t(SrcKey));
   }
 
@@ -371,7 +372,7 @@ private:
       if (Size == 0)
         Size = Sym->getBlock().getSize() - Sym->getOffset();
       PendingFunction F;
-      F.Name = Sym->getName().str();
+      F.Name = jitprof::symbolName(*Sym).str();
       F.Address = Sym->getAddress().getValue();
       F.Size = Size;
       if (!LastBlock || F.Address > LastAddress) {
@@ -405,7 +406,7 @@ private:
     uint64_t LastStart = LastBlock.getAddress().getValue();
     bool OthersAfter = false;
     for (auto &Sec : G.sections()) {
-      if ((Sec.getMemProt() & jitlink::MemProt::Exec) == jitlink::MemProt::None)
+      if ((Sec.getMemProt() & jitprof::MemProt::Exec) == jitprof::MemProt::None)
         continue;
       for (auto *B : Sec.blocks())
         if (B != &LastBlock && B->getAddress().getValue() >= LastStart)
@@ -521,7 +522,7 @@ private:
 // into the object's buffer until the arena copies them to their final
 // place, so the buffer is kept (ObjectBuffers) until JITLink reports the
 // object emitted or failed.
-class ObjectBuffers : public ObjectLinkingLayer::Plugin {
+class ObjectBuffers : public jitprof::Plugin {
 public:
   void keep(MaterializationResponsibility *MR, std::unique_ptr<MemoryBuffer> O) {
     std::lock_guard<std::mutex> Lock(M);
@@ -542,12 +543,11 @@ public:
     return Error::success();
   }
 
-  Error notifyRemovingResources(ResourceKey K) override {
+  Error removingResources(ResourceKey K) override {
     return Error::success();
   }
 
-  void notifyTransferringResources(ResourceKey DstKey,
-                                   ResourceKey SrcKey) override {}
+  void transferringResources(ResourceKey DstKey, ResourceKey SrcKey) override {}
 
 private:
   void drop(MaterializationResponsibility *MR) {
@@ -600,7 +600,8 @@ private:
       jp_core->link_failed();
       return nullptr;
     }
-    auto G = jitlink::createLinkGraphFromObject(O.getMemBufferRef());
+    auto G = jitprof::createLinkGraph(getExecutionSession(),
+                                      O.getMemBufferRef());
     if (!G) {
       Why = "JITLink cannot link object " + O.getBufferIdentifier().str() +
             ": " + toString(G.takeError());
@@ -652,8 +653,7 @@ ObjectLayer *createJitprofLayer(LLVMOrcExecutionSessionRef ES) {
   JITLink->addPlugin(std::make_unique<JitprofPlugin>());
   // .eh_frame goes to libgcc's unwinder, as RuntimeDyld does it, so that
   // backtraces (backtrace_functions, a debugger) get through JIT frames.
-  JITLink->addPlugin(std::make_unique<EHFrameRegistrationPlugin>(
-      Session, std::make_unique<jitlink::InProcessEHFrameRegistrar>()));
+  JITLink->addPlugin(jitprof::createEHFramePlugin(Session));
   LinkerInUse = JP_LINKER_JITLINK;
   return new JitprofObjectLayer(Session, std::move(JITLink), BuffersRef,
                                 std::unique_ptr<ObjectLayer>(RTDyld));

@@ -44,7 +44,6 @@
 #include "nodes/plannodes.h"
 #include "utils/hsearch.h"
 #include "utils/memutils.h"
-#include "utils/queryjumble.h"
 #include "utils/rel.h"
 
 #include "names/names.h"
@@ -427,8 +426,6 @@ static bool
 result_rel_role(ExprState *state, ResultRelInfo *rri, int index,
 				ExprRole *out)
 {
-	List	   *actions[2];
-
 	if (is_projection_of(state, rri->ri_projectReturning))
 		return found_nth(out, "returning", index);
 	if (rri->ri_onConflict)
@@ -443,13 +440,11 @@ result_rel_role(ExprState *state, ResultRelInfo *rri, int index,
 	if (list_member_ptr(rri->ri_WithCheckOptionExprs, state))
 		return found(out, "check_option");
 
-	actions[0] = rri->ri_matchedMergeAction;
-	actions[1] = rri->ri_notMatchedMergeAction;
-	for (int i = 0; i < 2; i++)
+	for (int kind = 0; kind < JP_MERGE_ACTION_KINDS; kind++)
 	{
 		ListCell   *lc;
 
-		foreach(lc, actions[i])
+		foreach(lc, jp_merge_actions(rri, kind))
 		{
 			MergeActionState *mas = lfirst(lc);
 

@@ -30,7 +30,6 @@
 #include "fmgr.h"
 #include "jit/llvmjit.h"
 #include "miscadmin.h"
-#include "utils/queryjumble.h"
 
 #include "utils/guc.h"
 

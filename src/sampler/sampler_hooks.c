@@ -75,7 +75,6 @@
 #include "tcop/utility.h"
 #include "utils/guc.h"
 #include "utils/portal.h"
-#include "utils/queryjumble.h"
 
 #include "sampler/sampler_shared.h"
 

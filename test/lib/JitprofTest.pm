@@ -20,7 +20,7 @@ use PostgreSQL::Test::Utils;
 use JitprofCrashes qw(expect_signal);
 
 our @EXPORT = qw(jitprof_node jitprof_conf status_value build_test_module
-  maps_of pkglibdir kill_backend);
+  maps_of pkglibdir kill_backend llvm_config llvm_tool llvmjit_libllvm);
 
 # The regression suite's settings, as a string for append_conf.
 sub jitprof_conf
@@ -68,6 +68,37 @@ sub pkglibdir
 	my $dir = `pg_config --pkglibdir`;
 	chomp $dir;
 	return $dir;
+}
+
+# The output of the llvm-config jitprof was built with (the Makefile's
+# installcheck exports JITPROF_LLVM_CONFIG), called with ARGS, chomped.
+sub llvm_config
+{
+	my @args = @_;
+	my $llvm_config = $ENV{JITPROF_LLVM_CONFIG}
+	  // die 'JITPROF_LLVM_CONFIG is not set: run the tests through make installcheck';
+	my ($out, $err) = run_command([ $llvm_config, @args ]);
+	die "$llvm_config @args failed: $err" if $out eq '';
+	chomp $out;
+	return $out;
+}
+
+# The path of one of that LLVM's tools (opt, llc...).
+sub llvm_tool
+{
+	my ($name) = @_;
+	return llvm_config('--bindir') . "/$name";
+}
+
+# The libLLVM that the server's llvmjit.so links (its DT_NEEDED entry, as
+# libLLVM-14.so.1 or libLLVM.so.19.1): the Makefile builds jitprof_llvm.so
+# against that LLVM.
+sub llvmjit_libllvm
+{
+	my $so = pkglibdir() . '/llvmjit.so';
+	my @needed = `readelf -d $so` =~ /\(NEEDED\)\s+Shared library: \[(libLLVM[^\]]*)\]/g;
+	die "$so does not link exactly one libLLVM: @needed" unless @needed == 1;
+	return $needed[0];
 }
 
 # /proc/<pid>/maps of a process, as one string.

@@ -12,15 +12,17 @@ use PostgreSQL::Test::Utils;
 use Test::More;
 use JitprofTest;
 
-my $llvm_include = `llvm-config-14 --includedir`;
-my $llvm_libdir = `llvm-config-14 --libdir`;
-chomp($llvm_include, $llvm_libdir);
+# the LLVM jitprof was built against, which is llvmjit's
+my $llvm_include = llvm_config('--includedir');
+my $llvm_libdir = llvm_config('--libdir');
+my @llvm_libs = split ' ', llvm_config('--libs');
+my $libllvm = llvmjit_libllvm();
 
 # Any extension module that links libLLVM (test/modules/jp_llvm_user.c).
 my $llvm_user = build_test_module('jp_llvm_user', PostgreSQL::Test::Utils::tempdir,
 	"-I$llvm_include", '-Wl,--no-as-needed', "-L$llvm_libdir",
-	"-Wl,-rpath,$llvm_libdir", '-lLLVM-14');
-like(`readelf -d $llvm_user`, qr/NEEDED.*libLLVM-14/, 'the test module links libLLVM');
+	"-Wl,-rpath,$llvm_libdir", @llvm_libs);
+like(`readelf -d $llvm_user`, qr/NEEDED.*\[\Q$libllvm\E\]/, "the test module links $libllvm");
 
 my $query = 'SELECT sum(g) FILTER (WHERE g % 3 = 0) FROM generate_series(1, 10000) g';
 my $check = qq{$query;

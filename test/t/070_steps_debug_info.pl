@@ -16,10 +16,11 @@ use PostgreSQL::Test::Utils;
 use Test::More;
 use JitprofTest;
 
-for my $tool (qw(llvm-dis-14 opt-14 llc-14 llvm-dwarfdump-14))
+# the tools of the LLVM jitprof was built against
+my %tool = map { $_ => llvm_tool($_) } qw(llvm-dis opt llc llvm-dwarfdump);
+for my $tool (values %tool)
 {
-	system("command -v $tool >/dev/null") == 0
-	  or BAIL_OUT("$tool is required (tools/deps.sh installs it)");
+	-x $tool or BAIL_OUT("$tool is required (tools/deps.sh installs it)");
 }
 
 my $node = jitprof_node('steps');
@@ -82,7 +83,7 @@ cmp_ok(scalar(@bc), '>=', 1, 'jit_dump_bitcode wrote the optimized module');
 my $qual_bc;
 for my $bc (@bc)
 {
-	my $ir = `llvm-dis-14 -o - $datadir/$bc`;
+	my $ir = `$tool{'llvm-dis'} -o - $datadir/$bc`;
 	if ($ir =~ /float8mul|fmul double/)
 	{
 		$qual_bc = "$datadir/$bc";
@@ -100,11 +101,11 @@ ok(defined $qual_bc, 'found the module of the qual');
 SKIP:
 {
 	skip 'no module', 3 unless defined $qual_bc;
-	my ($rc, $o, $e) = run_command([ 'opt-14', '-passes=verify', '-disable-output', $qual_bc ]);
+	my ($rc, $o, $e) = run_command([ $tool{opt}, '-passes=verify', '-disable-output', $qual_bc ]);
 	is($rc ? 1 : 0, 0, 'the emitted module verifies') or diag($e);
 	my $obj = $node->basedir . '/qual.o';
-	system('llc-14', '-O2', '-filetype=obj', '-o', $obj, $qual_bc) == 0 or die 'llc';
-	my $dwarf = `llvm-dwarfdump-14 --debug-line $obj`;
+	system($tool{llc}, '-O2', '-filetype=obj', '-o', $obj, $qual_bc) == 0 or die 'llc';
+	my $dwarf = `$tool{'llvm-dwarfdump'} --debug-line $obj`;
 	like($dwarf, qr/name: "steps-$pid\.txt"/, 'the object\'s line table names the step file');
 	ok(scalar(grep { /^0x[0-9a-f]+\s+$mul_line\s/ } split /\n/, $dwarf),
 		"the line table maps machine code to the multiplication step's line $mul_line");
