@@ -142,8 +142,10 @@ LLVM_CXXFLAGS_USED := $(filter-out -O% -g% -W% -I%,$(shell $(JITPROF_LLVM_CONFIG
 # PG_FUNCTION_INFO_V1, _PG_init, _PG_jit_provider_init).
 # The C files need LLVM's include path for jit/llvmjit.h (llvm-c types); only
 # jitprof_llvm.so links LLVM.  jitprof's own headers are included as
-# "layer/header.h" from src/, which comes first.
-PG_CPPFLAGS = -I$(srcdir)/src -I$(LLVM_INCLUDEDIR) '-DPGDLLEXPORT=__attribute__((visibility("default")))'
+# "layer/header.h" from src/, which comes first.  LLVM's headers are system
+# headers (-isystem): LLVM 21's trip warnings of the newer compilers'
+# -Wall (-Wredundant-move in Orc/Core.h) that are not jitprof's to fix.
+PG_CPPFLAGS = -I$(srcdir)/src -isystem $(LLVM_INCLUDEDIR) '-DPGDLLEXPORT=__attribute__((visibility("default")))'
 PG_CFLAGS = -fvisibility=hidden
 # -fno-rtti: jitprof's C++ needs no RTTI (the compiler refuses dynamic_cast
 # and typeid under it), so it links against an LLVM built with or without.

@@ -307,8 +307,8 @@ public:
     // llvmjit's deform_* functions have internal linkage; when nothing
     // references them by relocation JITLink prunes their symbols before the
     // late passes run.  They are real code, so keep every named function.
-    Config.PrePrunePasses.push_back([](jitlink::LinkGraph &G) -> Error {
-      for (auto *Sym : G.defined_symbols())
+    Config.PrePrunePasses.push_back([](jitlink::LinkGraph &LG) -> Error {
+      for (auto *Sym : LG.defined_symbols())
         if (Sym->hasName() && Sym->isCallable())
           Sym->setLive(true);
       return Error::success();
@@ -316,8 +316,8 @@ public:
 
     bool Unwind = jp_core->unwind_wanted();
     Config.PostFixupPasses.push_back(
-        [this, &MR, Unwind](jitlink::LinkGraph &G) -> Error {
-          collect(MR, G, Unwind);
+        [this, &MR, Unwind](jitlink::LinkGraph &LG) -> Error {
+          collect(MR, LG, Unwind);
           return Error::success();
         });
   }
@@ -645,15 +645,28 @@ ObjectLayer *createJitprofLayer(LLVMOrcExecutionSessionRef ES) {
   // Without the originals, JITLink is the only linker there is.
 
   ExecutionSession &Session = unwrapSession(ES);
+  // .eh_frame goes to libgcc's unwinder, as RuntimeDyld does it, so that
+  // backtraces (backtrace_functions, a debugger) get through JIT frames.
+  // Without that plugin JITLink code could not be unwound: RuntimeDyld
+  // links everything instead.
+  auto EHFrames = jitprof::createEHFramePlugin(Session);
+  if (!EHFrames) {
+    std::string Why = "JITLink cannot register unwinding information: " +
+                      toString(EHFrames.takeError());
+    if (RTDyld) {
+      jp_core->linker_fallback(Why.c_str());
+      LinkerInUse = JP_LINKER_RTDYLD;
+      return RTDyld;
+    }
+  }
   auto JITLink =
       std::make_unique<ObjectLinkingLayer>(Session, jitprof::codeArena());
   auto Buffers = std::make_unique<ObjectBuffers>();
   ObjectBuffers &BuffersRef = *Buffers;
   JITLink->addPlugin(std::move(Buffers));
   JITLink->addPlugin(std::make_unique<JitprofPlugin>());
-  // .eh_frame goes to libgcc's unwinder, as RuntimeDyld does it, so that
-  // backtraces (backtrace_functions, a debugger) get through JIT frames.
-  JITLink->addPlugin(jitprof::createEHFramePlugin(Session));
+  if (EHFrames)
+    JITLink->addPlugin(std::move(*EHFrames));
   LinkerInUse = JP_LINKER_JITLINK;
   return new JitprofObjectLayer(Session, std::move(JITLink), BuffersRef,
                                 std::unique_ptr<ObjectLayer>(RTDyld));
