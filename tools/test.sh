@@ -122,7 +122,7 @@ if [ "$what" = all ] || [ "$what" = regress ]; then
 		status=1
 		echo "jitprof: make installcheck (pg_regress) failed"
 	fi
-	if grep -qE '\.\.\. FAILED' "$work"/regress.log; then
+	if grep -qE '\.\.\. FAILED|^not ok ' "$work"/regress.log; then
 		head -200 "$work"/regression.diffs 2>/dev/null || true
 	fi
 	every=
@@ -165,8 +165,11 @@ if [ "$what" = all ] || [ "$what" = regress ]; then
 		elif [ -n "${crashed[$s]:-}" ]; then
 			count "$s" failed "a process of its session crashed"
 		else
-			# pg_regress's verdict: "test NAME ... ok   12 ms"
-			verdict=$(sed -nE "/^(test +| +)$s +\.\.\. /{s///; s/ +[0-9]+ ms\$//; p}" \
+			# pg_regress's verdict: "test NAME ... ok   12 ms" (15), or
+			# "ok 1 - NAME   12 ms" / "not ok 2 - NAME ..." (16 and later)
+			verdict=$(sed -nE "/^(test +| +)$s +\.\.\. /{s///; s/ +[0-9]+ ms\$//; p}
+				/^ok +[0-9]+ +- +$s +[0-9]+ ms\$/{s/.*/ok/; p}
+				/^not ok +[0-9]+ +- +$s +[0-9]+ ms\$/{s/.*/FAILED/; p}" \
 				"$work"/regress.log | tail -n 1)
 			case $verdict in
 				ok) count "$s" passed ;;
