@@ -19,6 +19,7 @@ OBJS = \
 	src/core/file_io.o \
 	src/store/store.o \
 	src/names/naming.o \
+	src/names/roles.o \
 	src/names/steps.o \
 	src/link/registry.o \
 	src/sinks/range_set.o \

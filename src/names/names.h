@@ -5,8 +5,11 @@
  *	  called and what its expression steps are, decided at compile time,
  *	  before the function is linked.
  *
- *	  naming.c  the plan node, role and symbol of each generated function
- *	            (doc/names.md)
+ *	  naming.c  the origin and symbol of each generated function, from
+ *	            compile time to its link (doc/names.md)
+ *	  roles.c   the plan node type and the expression's role in it, read
+ *	            from the executor's state; called by naming.c only, through
+ *	            names/roles.h, which is not for other folders
  *	  steps.c   expression step listings, step labels and debug info
  *	            (doc/steps.md); calls naming.c, which calls nothing here
  *
@@ -30,8 +33,10 @@ extern void jp_naming_attach_labels(const char *llvm_name,
 									JitprofStepLabels *labels);
 extern bool jp_naming_peek(const char *llvm_name, char *symbol, size_t len);
 extern void jp_naming_forget_context(JitContext *context);
-extern const char *jp_plan_node_name(Plan *plan);
 extern void jp_naming_note_load(void);
+
+/* roles.c */
+extern const char *jp_plan_node_name(Plan *plan);
 
 /* steps.c: expression step listings and debug info (issue 12) */
 typedef struct JitprofStepCounters

@@ -20,7 +20,8 @@ use PostgreSQL::Test::Utils;
 use JitprofCrashes qw(expect_signal);
 
 our @EXPORT = qw(jitprof_node jitprof_conf status_value build_test_module
-  maps_of pkglibdir kill_backend llvm_config llvm_tool llvmjit_libllvm);
+  maps_of pkglibdir kill_backend llvm_config llvm_tool llvmjit_libllvm
+  background_session);
 
 # The regression suite's settings, as a string for append_conf.
 sub jitprof_conf
@@ -41,6 +42,18 @@ sub jitprof_node
 	$node->safe_psql('postgres', 'CREATE EXTENSION jitprof')
 	  unless $opts{no_extension};
 	return $node;
+}
+
+# A background psql session on $node whose timeout (timeout_default)
+# applies to each query, as safe_psql's does, rather than to the
+# session's whole life: a file that runs a hundred queries in one session
+# on a busy machine must not time out on their sum.
+sub background_session
+{
+	my ($node, @args) = @_;
+	my $session = $node->background_psql(@args);
+	$session->set_query_timer_restart();
+	return $session;
 }
 
 # Send SIG (KILL, 9...) to server process PID of NODE, declared first so

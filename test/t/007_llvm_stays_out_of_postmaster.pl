@@ -94,7 +94,7 @@ for ([ 'postmaster', $postmaster ], [ 'checkpointer', $checkpointer ])
 }
 
 my $query = 'SELECT sum(g) FILTER (WHERE g % 3 = 0) FROM generate_series(1, 10000) g';
-my $bg = $node->background_psql('postgres');
+my $bg = background_session($node, 'postgres');
 my $pid = $bg->query_safe('SELECT pg_backend_pid()');
 is($bg->query_safe($query), '16668333', 'a query without JIT (default costs)');
 is($bg->query_safe("SELECT value FROM jitprof_status WHERE name = 'linker'"), 'none',

@@ -23,7 +23,7 @@ sub map_path { return "/tmp/perf-$_[0].map"; }
 # A session that has not JIT-compiled anything yet, and its backend's pid.
 sub fresh_session
 {
-	my $s = $node->background_psql('postgres', on_error_stop => 0);
+	my $s = background_session($node, 'postgres', on_error_stop => 0);
 	$s->query_safe('SET jit = off');
 	my $pid = $s->query_safe('SELECT pg_backend_pid()');
 	$s->query_safe('SET jit = on');

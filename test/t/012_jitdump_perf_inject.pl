@@ -33,7 +33,7 @@ sub dumps_of
 # --- perf record -k 1, perf inject --jit, perf report, perf annotate ---
 my $jd = "$tmp/jd";
 mkdir $jd or die;
-my $s = $node->background_psql('postgres');
+my $s = background_session($node, 'postgres');
 $s->query_safe('SET jit = off');
 my $pid = $s->query_safe('SELECT pg_backend_pid()');
 $s->query_safe("SET jitprof.perf_jitdump = on; SET jitprof.jitdump_dir = '$jd'; "
@@ -244,7 +244,7 @@ my $limit = $maxpgpath - 1 - $longest;
 	note("MAXPGPATH $maxpgpath: jitprof.jitdump_dir at most $limit bytes");
 
 	my $at = long_dir("$tmp/set_at", $limit);
-	my $s = $node->background_psql('postgres');
+	my $s = background_session($node, 'postgres');
 	my $spid = $s->query_safe('SELECT pg_backend_pid()');
 	my ($out) = $s->query("SET jitprof.perf_jitdump = on; SET jitprof.steps = on; "
 		  . "SET jitprof.jitdump_dir = '$at'; $small");
@@ -289,7 +289,7 @@ my $limit = $maxpgpath - 1 - $longest;
 				$maxpgpath - 1 - $fixed - length($last_pid) + $extra);
 			local $ENV{JITDUMPDIR} = $dir;
 			$node->restart;
-			$s = $node->background_psql('postgres');
+			$s = background_session($node, 'postgres');
 			$bpid = $s->query_safe('SELECT pg_backend_pid()');
 			last if length($bpid) == length($last_pid);
 			$last_pid = $bpid;

@@ -86,7 +86,7 @@ sub section
 	return $text =~ /^\@\@$name\n(.*?)^\@\@/ms ? $1 : '';
 }
 
-my $psql = $node->background_psql('postgres');
+my $psql = background_session($node, 'postgres');
 $psql->query_safe('SET jitprof.gdb = on');
 my $pid = $psql->query_safe('SELECT pg_backend_pid()');
 
@@ -190,7 +190,7 @@ ok($node->poll_query_until('postgres',
 
 # With several objects live, freeing one in the middle of gdb's list leaves
 # the others registered and the list walkable.
-$psql = $node->background_psql('postgres');
+$psql = background_session($node, 'postgres');
 $psql->query_safe('SET jitprof.gdb = on');
 $pid = $psql->query_safe('SELECT pg_backend_pid()');
 $psql->query_safe('BEGIN');
@@ -240,7 +240,7 @@ is($psql->query_safe(q{SELECT value FROM jitprof_status WHERE name = 'gdb_object
 $psql->quit;
 
 # The RuntimeDyld linker feeds the same sink.
-$psql = $node->background_psql('postgres');
+$psql = background_session($node, 'postgres');
 $psql->query_safe('SET jitprof.linker = rtdyld');
 $psql->query_safe('SET jitprof.gdb = on');
 $pid = $psql->query_safe('SELECT pg_backend_pid()');

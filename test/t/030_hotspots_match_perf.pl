@@ -44,7 +44,7 @@ my $query = q{SELECT count(*) FROM f
 my $expected = $node->safe_psql('postgres', $query);
 like($expected, qr/^\d+$/, 'reference query answers');
 
-my $session = $node->background_psql('postgres');
+my $session = background_session($node, 'postgres');
 my $pid = $session->query_safe('SELECT pg_backend_pid()');
 $session->query_safe($query);    # warm the buffers
 $session->query_safe('SELECT jitprof_reset()');

@@ -84,7 +84,7 @@ is($node->safe_psql('postgres', 'SELECT count(*) FROM jitprof_hotspots WHERE nod
 # kill -9 of a backend in the middle of a sampled, JIT-compiled query,
 # declared (kill_backend) so that the crash check accepts this one death.
 $node->safe_psql('postgres', $query);
-my $session = $node->background_psql('postgres');
+my $session = background_session($node, 'postgres');
 my $pid = $session->query_safe('SELECT pg_backend_pid()');
 $session->query_until(qr/started/, q{
 \echo started

@@ -32,7 +32,7 @@ ok(defined $qid, 'EXPLAIN shows the query ID');
 my $expected = $node->safe_psql('postgres', "SET jit = off; $query");
 $node->safe_psql('postgres', 'SELECT jitprof_reset()');
 
-my $bg = $node->background_psql('postgres');
+my $bg = background_session($node, 'postgres');
 my $pid = $bg->query_safe('SELECT pg_backend_pid()');
 $bg->query_until(qr/started/, "\\echo started\n$query;\n");
 

@@ -38,7 +38,7 @@ my ($failed_id, $next_id) = ($qid->($failing), $qid->($next));
 ok(defined $failed_id && defined $next_id, 'EXPLAIN shows both query IDs');
 
 $node->safe_psql('postgres', 'SELECT jitprof_reset()');
-my $session = $node->background_psql('postgres', on_error_stop => 0);
+my $session = background_session($node, 'postgres', on_error_stop => 0);
 my ($out, $ret) = $session->query($failing);
 like($session->{stderr}, qr/division by zero/, 'the first query fails');
 $session->{stderr} = '';

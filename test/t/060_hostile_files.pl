@@ -84,7 +84,7 @@ for my $lie (100_000_000, 2**40, -1)
 # --- a perf map of our own user with mode 0666 ---
 $node->start;
 {
-	my $s = $node->background_psql('postgres', on_error_stop => 0);
+	my $s = background_session($node, 'postgres', on_error_stop => 0);
 	$s->query_safe('SET jit = off');
 	my $pid = $s->query_safe('SELECT pg_backend_pid()');
 	$s->query_safe('SET jit = on');

@@ -25,7 +25,7 @@ my $qid = query_id($node, $query);
 
 my $jd = "$tmp/jd";
 mkdir $jd or die;
-my $s = $node->background_psql('postgres');
+my $s = background_session($node, 'postgres');
 my $pid = $s->query_safe('SELECT pg_backend_pid()');
 $s->query_safe("SET jitprof.steps = on; SET jitprof.perf_jitdump = on; "
 	  . "SET jitprof.jitdump_dir = '$jd'; SET jitprof.perf_map = off");

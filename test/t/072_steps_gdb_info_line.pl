@@ -24,7 +24,7 @@ CREATE TABLE f AS SELECT g::float8 AS a, (g % 10)::float8 AS b
 my $query = 'SELECT count(*) FROM f WHERE a * b > 1000.5';
 my $result = $node->safe_psql('postgres', "SET jit = off; $query");
 
-my $psql = $node->background_psql('postgres');
+my $psql = background_session($node, 'postgres');
 $psql->query_safe("SET jitprof.gdb = on; SET jitprof.steps = on; SET jitprof.jitdump_dir = '$jd'");
 my $pid = $psql->query_safe('SELECT pg_backend_pid()');
 is($psql->query_safe($query), $result, 'query result before gdb');

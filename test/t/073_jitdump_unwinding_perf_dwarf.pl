@@ -99,7 +99,7 @@ sub run_case
 	my ($name, $unwinding) = @_;
 	my $jd = "$tmp/jd_$name";
 	mkdir $jd or die;
-	my $s = $node->background_psql('postgres');
+	my $s = background_session($node, 'postgres');
 	my $pid = $s->query_safe('SELECT pg_backend_pid()');
 	$s->query_safe("SET jitprof.perf_jitdump = on; SET jitprof.jitdump_dir = '$jd'; "
 		  . "SET jitprof.perf_map = off; SET jitprof.jitdump_unwinding = $unwinding");
