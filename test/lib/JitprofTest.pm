@@ -21,7 +21,7 @@ use JitprofCrashes qw(expect_signal);
 
 our @EXPORT = qw(jitprof_node jitprof_conf status_value build_test_module
   maps_of pkglibdir kill_backend llvm_config llvm_tool llvmjit_libllvm
-  background_session);
+  background_session seqscan_calls_execscan);
 
 # The regression suite's settings, as a string for append_conf.
 sub jitprof_conf
@@ -112,6 +112,19 @@ sub llvmjit_libllvm
 	my @needed = `readelf -d $so` =~ /\(NEEDED\)\s+Shared library: \[(libLLVM[^\]]*)\]/g;
 	die "$so does not link exactly one libLLVM: @needed" unless @needed == 1;
 	return $needed[0];
+}
+
+# Whether the server calls a SeqScan's qual from ExecScan, an exported
+# function that backtraces and perf name.  PostgreSQL 18 inlines ExecScan's
+# body (ExecScanExtended, in executor/execScan.h) into nodeSeqscan.c's static
+# functions, which a stripped server shows only as an address in its
+# executable: read from the installed headers.
+sub seqscan_calls_execscan
+{
+	my $pg_config = $ENV{JITPROF_BUILD_PG_CONFIG} // 'pg_config';
+	my $inc = `$pg_config --includedir-server`;
+	chomp $inc;
+	return !-e "$inc/executor/execScan.h";
 }
 
 # /proc/<pid>/maps of a process, as one string.
