@@ -109,9 +109,14 @@ SELECT * FROM names_run($$SELECT count(*) FROM names_t
 SELECT * FROM names_run($$SELECT count(*) FROM names_t
   WHERE id NOT IN (SELECT id % 100 FROM names_u) AND grp NOT IN (SELECT id % 3 FROM names_u)$$);
 -- A correlated SubPlan: its argument (the outer value) and its combining
--- expression.
+-- expression.  (PostgreSQL 17 plans this one as a hash join of names_t and
+-- names_u, expected/names_1.out: its hash clauses, join qual, outer and
+-- inner hash keys; under OR, below, it stays a SubPlan on every version.)
 SELECT * FROM names_run($$SELECT count(*) FROM names_t t
   WHERE t.id = ANY (SELECT u.id FROM names_u u WHERE u.id < t.grp + 10)$$);
+SELECT * FROM names_run($$SELECT count(*) FROM names_t t
+  WHERE t.id = ANY (SELECT u.id FROM names_u u WHERE u.id < t.grp + 10)
+     OR t.val < 0$$);
 
 -- INSERT ... ON CONFLICT DO UPDATE ... WHERE ... RETURNING, and the
 -- projection that forms the rows an UPDATE writes.

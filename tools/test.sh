@@ -1,11 +1,16 @@
 #!/bin/bash
 # Run every jitprof test: pg_regress suites (sql/, expected/) against a
 # throwaway cluster, then the TAP integration tests (test/t/).  Run as root
-# on Debian 12: it installs what is missing, builds and installs jitprof.
+# on Debian: it installs what is missing (tools/deps.sh), builds and
+# installs jitprof, for this machine's PostgreSQL and LLVM.
 #
 #   tools/test.sh               everything
 #   tools/test.sh regress       only pg_regress
 #   tools/test.sh tap [FILES]   only TAP tests (optionally some test/t files)
+#
+# JITPROF_PLATFORMS="trixie forky" then runs the same tests on each of those
+# Debian releases, in its chroot (tools/platform.sh); the last line adds up
+# all platforms, and each platform's own is printed before it.
 #
 # Results are counted in units: a unit is one pg_regress suite (a name in
 # the Makefile's REGRESS), one TAP file, or check_layers (the include rules
@@ -122,7 +127,7 @@ if [ "$what" = all ] || [ "$what" = regress ]; then
 		status=1
 		echo "jitprof: make installcheck (pg_regress) failed"
 	fi
-	if grep -qE '\.\.\. FAILED|^not ok ' "$work"/regress.log; then
+	if grep -qE '\.\.\. FAILED|^(# )?not ok ' "$work"/regress.log; then
 		head -200 "$work"/regression.diffs 2>/dev/null || true
 	fi
 	every=
@@ -165,11 +170,11 @@ if [ "$what" = all ] || [ "$what" = regress ]; then
 		elif [ -n "${crashed[$s]:-}" ]; then
 			count "$s" failed "a process of its session crashed"
 		else
-			# pg_regress's verdict: "test NAME ... ok   12 ms" (15), or
-			# "ok 1 - NAME   12 ms" / "not ok 2 - NAME ..." (16 and later)
+			# pg_regress's verdict: "test NAME ... ok   12 ms" (15), or in
+			# TAP form "ok 1   - NAME   12 ms", "not ok 2 - NAME" (16 on)
 			verdict=$(sed -nE "/^(test +| +)$s +\.\.\. /{s///; s/ +[0-9]+ ms\$//; p}
-				/^ok +[0-9]+ +- +$s +[0-9]+ ms\$/{s/.*/ok/; p}
-				/^not ok +[0-9]+ +- +$s +[0-9]+ ms\$/{s/.*/FAILED/; p}" \
+				/^ok +[0-9]+ +[-+] +$s( |\$)/{s/.*/ok/; p}
+				/^not ok +[0-9]+ +[-+] +$s( |\$)/{s/.*/FAILED/; p}" \
 				"$work"/regress.log | tail -n 1)
 			case $verdict in
 				ok) count "$s" passed ;;
@@ -261,6 +266,37 @@ if [ "$what" = all ] || [ "$what" = tap ]; then
 				fi
 			done
 		fi
+	done
+fi
+
+# The other platforms, each in its chroot, with the same arguments.
+if [ -n "${JITPROF_PLATFORMS:-}" ]; then
+	here_summary="jitprof: $passed passed, $failed failed, $skipped skipped"
+	summaries=("host ($(pg_config --version)): ${here_summary#jitprof: }")
+	for platform in $JITPROF_PLATFORMS; do
+		echo "== platform $platform (tools/platform.sh)"
+		log="$work/platform-$platform.log"
+		platform_status=0
+		"$here"/platform.sh "$platform" "$what" "$@" 2>&1 | tee "$log" ||
+			platform_status=$?
+		line=$(grep -E '^jitprof: [0-9]+ passed, [0-9]+ failed, [0-9]+ skipped$' "$log" | tail -n 1 || true)
+		if [ -z "$line" ]; then
+			count "platform $platform" failed "tools/platform.sh $platform gave no summary (exit status $platform_status)"
+			summaries+=("$platform: no summary")
+			continue
+		fi
+		read -r p f k < <(sed -E 's/^jitprof: ([0-9]+) passed, ([0-9]+) failed, ([0-9]+) skipped$/\1 \2 \3/' <<<"$line")
+		passed=$((passed + p))
+		failed=$((failed + f))
+		skipped=$((skipped + k))
+		if [ "$platform_status" != 0 ]; then
+			status=1
+			[ "$f" -gt 0 ] || count "platform $platform" failed "tools/platform.sh $platform exited with status $platform_status"
+		fi
+		summaries+=("$platform: ${line#jitprof: }")
+	done
+	for line in "${summaries[@]}"; do
+		echo "jitprof: platform $line"
 	done
 fi
 

@@ -307,8 +307,8 @@ public:
     // llvmjit's deform_* functions have internal linkage; when nothing
     // references them by relocation JITLink prunes their symbols before the
     // late passes run.  They are real code, so keep every named function.
-    Config.PrePrunePasses.push_back([](jitlink::LinkGraph &LG) -> Error {
-      for (auto *Sym : LG.defined_symbols())
+    Config.PrePrunePasses.push_back([](jitlink::LinkGraph &Graph) -> Error {
+      for (auto *Sym : Graph.defined_symbols())
         if (Sym->hasName() && Sym->isCallable())
           Sym->setLive(true);
       return Error::success();
@@ -316,8 +316,8 @@ public:
 
     bool Unwind = jp_core->unwind_wanted();
     Config.PostFixupPasses.push_back(
-        [this, &MR, Unwind](jitlink::LinkGraph &LG) -> Error {
-          collect(MR, LG, Unwind);
+        [this, &MR, Unwind](jitlink::LinkGraph &Graph) -> Error {
+          collect(MR, Graph, Unwind);
           return Error::success();
         });
   }
