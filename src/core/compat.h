@@ -67,6 +67,13 @@ jp_merge_actions(ResultRelInfo *rri, int kind)
 }
 #endif
 
+/* JumbleQuery() lost its query text in 16, which jumbles utility trees */
+#if PG_VERSION_NUM >= 160000
+#define jp_jumble_query(query, query_string) JumbleQuery(query)
+#else
+#define jp_jumble_query(query, query_string) JumbleQuery(query, query_string)
+#endif
+
 /*
  * PostgreSQL 18.
  *

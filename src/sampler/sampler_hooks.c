@@ -66,7 +66,6 @@
 
 #include "access/parallel.h"
 #include "access/xact.h"
-#include "common/hashfn.h"
 #include "executor/executor.h"
 #include "executor/instrument.h"
 #include "jit/jit.h"
@@ -91,8 +90,8 @@ typedef struct UtilityState
 {
 	bool		active;
 	PlannedStmt *pstmt;
-	const char *query_string;
 	const char *portalname;		/* DECLARE CURSOR's cursor */
+	int64		queryid;		/* as pg_stat_statements keys it */
 	JpExec	   *exec;			/* its own execution, once a JIT query ran */
 	JpExec	   *cursor;			/* the cursor it declared */
 	uint32		cursor_id;
@@ -312,24 +311,30 @@ jp_flush_trampoline(PlanState *node)
  * The running utility statement's query ID, as pg_stat_statements keys it.
  * pg_stat_statements zeroes pstmt->queryId before calling the next hook
  * (so that its executor hooks ignore the statement's inner query), so when
- * it is loaded after jitprof the ID is computed again here the way the core
- * computes it for utility statements: a hash of the statement's text.
+ * it is loaded after jitprof the ID is computed again here as the core
+ * computed it at parse analysis: JumbleQuery over a utility Query (15
+ * hashes the statement's text, 16 and later jumble its parse tree).  It is
+ * computed when the statement starts, because the planner then scribbles on
+ * the query inside EXPLAIN, CREATE TABLE AS or DECLARE; and only when
+ * pg_stat_statements zeroed the ID, which costs far more itself.
  */
 static int64
-utility_queryid(void)
+utility_queryid(PlannedStmt *pstmt, const char *query_string)
 {
-	const char *sql;
-	int			location = utility.pstmt->stmt_location;
-	int			len = utility.pstmt->stmt_len;
-	uint64		queryid;
+	Query	   *query;
+	int64		queryid;
 
-	if (utility.pstmt->queryId != 0 || !IsQueryIdEnabled() ||
-		utility.query_string == NULL)
-		return (int64) utility.pstmt->queryId;
-	sql = CleanQuerytext(utility.query_string, &location, &len);
-	queryid = DatumGetUInt64(hash_any_extended((const unsigned char *) sql,
-											   len, 0));
-	return (int64) (queryid != 0 ? queryid : UINT64CONST(2));
+	if (pstmt->queryId != 0 || !IsQueryIdEnabled() || query_string == NULL)
+		return (int64) pstmt->queryId;
+	query = makeNode(Query);
+	query->commandType = CMD_UTILITY;
+	query->utilityStmt = pstmt->utilityStmt;
+	query->stmt_location = pstmt->stmt_location;
+	query->stmt_len = pstmt->stmt_len;
+	jp_jumble_query(query, query_string);
+	queryid = (int64) query->queryId;
+	pfree(query);
+	return queryid;
 }
 
 /* Is queryDesc the plan of the cursor "portalname" being declared? */
@@ -367,7 +372,7 @@ start_execution(QueryDesc *queryDesc, bool *restore)
 		if (utility.portalname != NULL && utility.cursor == NULL &&
 			is_cursor_plan(utility.portalname, queryDesc))
 		{
-			exec = jp_exec_open(queryDesc, utility_queryid(), false);
+			exec = jp_exec_open(queryDesc, utility.queryid, false);
 			if (exec != NULL)
 			{
 				utility.cursor = exec;
@@ -378,7 +383,7 @@ start_execution(QueryDesc *queryDesc, bool *restore)
 		}
 		if (utility.exec == NULL)
 		{
-			utility.exec = jp_exec_open(NULL, utility_queryid(), false);
+			utility.exec = jp_exec_open(NULL, utility.queryid, false);
 			jp_sig.current = utility.exec;
 			*restore = false;
 		}
@@ -576,7 +581,7 @@ sampler_ProcessUtility(PlannedStmt *pstmt, const char *queryString,
 		memset(&utility, 0, sizeof(utility));
 		utility.active = true;
 		utility.pstmt = pstmt;
-		utility.query_string = queryString;
+		utility.queryid = utility_queryid(pstmt, queryString);
 		if (IsA(parsetree, DeclareCursorStmt))
 			utility.portalname = ((DeclareCursorStmt *) parsetree)->portalname;
 	}

@@ -148,7 +148,9 @@ $text = slurp_file($out);
 note "gdb output:\n$text";
 
 like($text, qr/^Breakpoint 1, 0x[0-9a-f]+ in \Q$symbol\E \(\)$/m, 'breakpoint on the jitprof name is hit');
-like(section($text, 'HIT'), qr/^\Q$symbol\E \+ \d+ in section \.text of <in-memory\@0x[0-9a-f]+>$/m,
+# gdb 16 and later name an in-memory image by its address range, and say no
+# "+ 0" when the pc is the function's first instruction
+like(section($text, 'HIT'), qr/^\Q$symbol\E(?: \+ \d+)? in section \.text of <in-memory\@0x[0-9a-f]+(?:-0x[0-9a-f]+)?>$/m,
 	'the stopped pc belongs to the in-memory image');
 
 my $bt = section($text, 'BT');
