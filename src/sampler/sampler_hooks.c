@@ -92,6 +92,8 @@ typedef struct UtilityState
 	PlannedStmt *pstmt;
 	const char *portalname;		/* DECLARE CURSOR's cursor */
 	int64		queryid;		/* as pg_stat_statements keys it */
+	bool		wraps_query;	/* EXPLAIN, CREATE TABLE AS, DECLARE */
+	PlannedStmt *inner;			/* the plan of that query, once started */
 	JpExec	   *exec;			/* its own execution, once a JIT query ran */
 	JpExec	   *cursor;			/* the cursor it declared */
 	uint32		cursor_id;
@@ -406,6 +408,10 @@ sampler_ExecutorStart(QueryDesc *queryDesc, int eflags)
 	JpExec	   *exec = NULL;
 	bool		restore = true;
 
+	/* the utility's own query starts first, at the utility's level */
+	if (utility.active && utility.wraps_query && utility.inner == NULL &&
+		nesting_level == 1)
+		utility.inner = queryDesc->plannedstmt;
 	if (jp_sig.current == NULL &&
 		(queryDesc->plannedstmt->jitFlags & PGJIT_PERFORM) != 0 &&
 		(eflags & EXEC_FLAG_EXPLAIN_ONLY) == 0 && jp_store_available())
@@ -582,6 +588,9 @@ sampler_ProcessUtility(PlannedStmt *pstmt, const char *queryString,
 		utility.active = true;
 		utility.pstmt = pstmt;
 		utility.queryid = utility_queryid(pstmt, queryString);
+		utility.wraps_query = IsA(parsetree, ExplainStmt) ||
+			IsA(parsetree, CreateTableAsStmt) ||
+			IsA(parsetree, DeclareCursorStmt);
 		if (IsA(parsetree, DeclareCursorStmt))
 			utility.portalname = ((DeclareCursorStmt *) parsetree)->portalname;
 	}
@@ -650,14 +659,24 @@ sampler_xact_callback(XactEvent event, void *arg)
  * plan that has none (the query of a CREATE TABLE AS or of a DECLARE
  * CURSOR, which PostgreSQL 15 does not jumble), that of the execution the
  * code is charged to, jp_sig.current, which the sampler's sink reads when the
- * code is linked.  A nested statement with an ID of its own keeps it.
- * provider.c asks at compile_expr time and hands the ID to naming.c.
+ * code is linked.  The query an EXPLAIN, CREATE TABLE AS or DECLARE runs is
+ * charged to that statement, so it takes the statement's ID even where it
+ * has one of its own (18 jumbles it).  A nested statement with an ID of its
+ * own keeps it.  provider.c asks at compile_expr time and hands the ID to
+ * naming.c.
  */
 int64
 jp_execution_queryid(EState *estate)
 {
 	int64		queryid = 0;
 
+	/* a cursor's execution follows its plan across FETCHes */
+	if (jp_sig.current != NULL && jp_sig.current->owner != NULL &&
+		jp_sig.current->owner->estate == estate && jp_sig.current->queryid != 0)
+		return jp_sig.current->queryid;
+	if (utility.active && utility.inner != NULL && utility.queryid != 0 &&
+		estate->es_plannedstmt == utility.inner)
+		return utility.queryid;
 	if (estate->es_plannedstmt != NULL)
 		queryid = (int64) estate->es_plannedstmt->queryId;
 	if (queryid == 0 && jp_sig.current != NULL)
