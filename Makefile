@@ -18,6 +18,12 @@ OBJS = \
 	src/core/settings.o \
 	src/core/file_io.o \
 	src/store/store.o \
+	src/store/store_evict.o \
+	src/store/store_rows.o \
+	src/store/store_file.o \
+	src/advisor/advisor.o \
+	src/advisor/advisor_stats.o \
+	src/advisor/advice.o \
 	src/names/naming.o \
 	src/names/roles.o \
 	src/names/steps.o \
@@ -25,6 +31,7 @@ OBJS = \
 	src/sinks/range_set.o \
 	src/sinks/sink_perf_map.o \
 	src/sinks/sink_jitdump.o \
+	src/sinks/jitdump_unwind.o \
 	src/sampler/sampler_signal.o \
 	src/sampler/sampler_profile.o \
 	src/sampler/sampler_hooks.o \
@@ -36,7 +43,10 @@ OBJS = \
 	src/views/hotspots.o \
 	src/views/hotspot_steps.o \
 	src/views/plan_nodes.o \
+	src/views/plan_explain.o \
+	src/views/plan_folded.o \
 	src/views/status.o \
+	src/views/jit_payoff.o \
 	src/jitprof.o
 
 # src/llvm: jitprof_llvm.so, which includes only core's headers
@@ -52,6 +62,7 @@ LLVM_OBJS = \
 
 EXTENSION = jitprof
 DATA = jitprof--1.0.sql jitprof--1.0--1.1.sql jitprof--1.1--1.2.sql \
+	jitprof--1.2--1.3.sql \
 	$(POWA_DATA)
 # The PoWA 4 module, an extension of its own (doc/monitoring.md), needs no
 # library.  Its control file is in DATA because EXTENSION's are looked for
@@ -69,7 +80,8 @@ PGFILEDESC = "jitprof - JITLink-based JIT provider with per-query profiling"
 # It then runs the TAP tests in test/t/, which start clusters of their own
 # (run it as the server's OS user, not as root).  tools/test.sh does both
 # against a throwaway cluster.
-REGRESS = status names functions errors hotspots versions plan_nodes
+REGRESS = status names functions errors hotspots versions plan_nodes \
+	jit_advice
 TAP_TESTS = 1
 PROVE_TESTS = test/t/*.pl
 PROVE_FLAGS = -I $(srcdir)/test/lib

@@ -143,12 +143,12 @@ perf probe -q -x "$so" -a "$group:copy=$held"
 perf probe -q -x "$so" -a "$group:copy_ret=$held%return"
 # and inside jp_store_copy, the lock hold itself: from the line after
 # LWLockAcquire to the line after LWLockRelease (source lines relative to
-# the function, found in this build's store.c)
+# the function, found in this build's store_rows.c)
 hold=copy
 if [ "$held" = jp_store_copy ]; then
-	fn=$(grep -n '^jp_store_copy(' "$TOP"/src/store/store.c | cut -d: -f1)
-	on=$(awk -v f="$fn" 'NR > f && /want = hash_get_num_entries/ { print NR; exit }' "$TOP"/src/store/store.c)
-	off=$(awk -v f="$fn" 'NR > f && /\*nentries = n;/ { print NR; exit }' "$TOP"/src/store/store.c)
+	fn=$(grep -n '^jp_store_copy(' "$TOP"/src/store/store_rows.c | cut -d: -f1)
+	on=$(awk -v f="$fn" 'NR > f && /want = hash_get_num_entries/ { print NR; exit }' "$TOP"/src/store/store_rows.c)
+	off=$(awk -v f="$fn" 'NR > f && /\*nentries = n;/ { print NR; exit }' "$TOP"/src/store/store_rows.c)
 	if [ -n "$fn" ] && [ -n "$on" ] && [ -n "$off" ] &&
 		perf probe -q -x "$so" -a "$group:locked=jp_store_copy:$((on - fn))" &&
 		perf probe -q -x "$so" -a "$group:locked_ret=jp_store_copy:$((off - fn))"; then

@@ -32,7 +32,8 @@ SET jitprof.sample_rate = 1000;
 -- Shared memory: each table is one named allocation, sized from its cap and
 -- the build's entry size (jitprof_status), between cap x (entry + 8 bytes
 -- of bucket) and 128 spare entries, 17 bytes per entry and 4 kB more; the
--- named allocations are all the store requested.
+-- named allocations are all the store requested (the JIT advisor's,
+-- "jitprof advisor", are its own: test/t/080_jit_advisor.pl).
 SELECT v.name, a.size >= v.cap * (s.value::bigint + 8) AS holds_cap,
        a.size <= (v.cap + 128) * (s.value::bigint + 17) + 4096 AS no_more
   FROM (VALUES
@@ -48,7 +49,8 @@ SELECT v.name, a.size >= v.cap * (s.value::bigint + 8) AS holds_cap,
 SELECT count(*) AS named,
        sum(allocated_size) = (SELECT value::bigint FROM jitprof_status
                               WHERE name = 'store_shmem_bytes') AS all_requested
-  FROM pg_shmem_allocations WHERE name LIKE 'jitprof %';
+  FROM pg_shmem_allocations
+  WHERE name LIKE 'jitprof %' AND name NOT LIKE 'jitprof advisor%';
 
 CREATE TABLE hs_t AS
   SELECT g AS id, (g % 97)::float8 AS x FROM generate_series(1, 20000) g;

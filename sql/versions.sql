@@ -1,4 +1,4 @@
--- Extension versions: 1.0 and 1.1 as they shipped, and the updates to 1.2.
+-- Extension versions: 1.0, 1.1 and 1.2 as they shipped, and the updates to 1.3.
 SET client_min_messages = warning;
 DROP EXTENSION IF EXISTS jitprof;
 RESET client_min_messages;
@@ -25,7 +25,7 @@ SELECT count(*) AS plan_node_columns FROM pg_attribute
 SELECT count(*) AS step_objects FROM pg_proc WHERE proname = 'jitprof_steps';
 
 -- 1.2 adds jitprof_steps and three columns of jitprof_sampler.
-ALTER EXTENSION jitprof UPDATE;
+ALTER EXTENSION jitprof UPDATE TO '1.2';
 SELECT extversion FROM pg_extension WHERE extname = 'jitprof';
 SELECT count(*) AS columns FROM pg_attribute
   WHERE attrelid = 'jitprof_sampler'::regclass AND attnum > 0;
@@ -34,6 +34,13 @@ SELECT step_entries >= 0 AS ok, max_steps, steps_dropped >= 0 AS ok
 SELECT count(*) AS step_columns FROM pg_attribute
   WHERE attrelid = 'jitprof_steps'::regclass AND attnum > 0;
 SELECT count(*) >= 0 AS readable FROM jitprof_steps;
+
+-- 1.3 adds the JIT advisor's views.
+ALTER EXTENSION jitprof UPDATE;
+SELECT extversion FROM pg_extension WHERE extname = 'jitprof';
+SELECT count(*) AS advisor_views FROM pg_class
+  WHERE relname IN ('jitprof_jit_payoff', 'jitprof_jit_levels', 'jitprof_advisor');
+SELECT mode, entries >= 0 AS ok FROM jitprof_advisor;
 
 -- The updated extension has the objects of a fresh CREATE EXTENSION, which
 -- PostgreSQL installs as 1.0 followed by the update scripts.

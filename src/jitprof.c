@@ -23,6 +23,7 @@
 #include "miscadmin.h"
 #include "utils/guc.h"
 
+#include "advisor/advisor.h"
 #include "core/core.h"
 #include "names/names.h"
 #include "provider/provider.h"
@@ -43,6 +44,7 @@ _PG_init(void)
 	jp_perf_map_init();
 	jp_jitdump_init();
 	jp_store_init();
+	jp_advisor_init();
 	jp_sampler_init();
 
 	MarkGUCPrefixReserved("jitprof");

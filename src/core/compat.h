@@ -67,6 +67,21 @@ jp_merge_actions(ResultRelInfo *rri, int kind)
 }
 #endif
 
+/*
+ * This backend's slot among the regular backends, and its parallel leader's,
+ * 1-based as 15's BackendId (0 for none): 17 numbers processes from 0
+ * (ProcNumber, INVALID_PROC_NUMBER = -1), below MaxBackends for backends.
+ */
+#if PG_VERSION_NUM >= 170000
+#include "storage/procnumber.h"
+#define JP_MY_BACKEND_SLOT (MyProcNumber + 1)
+#define JP_LEADER_BACKEND_SLOT (ParallelLeaderProcNumber + 1)
+#else
+#include "storage/backendid.h"
+#define JP_MY_BACKEND_SLOT MyBackendId
+#define JP_LEADER_BACKEND_SLOT ParallelLeaderBackendId
+#endif
+
 /* JumbleQuery() lost its query text in 16, which jumbles utility trees */
 #if PG_VERSION_NUM >= 160000
 #define jp_jumble_query(query, query_string) JumbleQuery(query)

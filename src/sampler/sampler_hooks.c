@@ -75,6 +75,7 @@
 #include "utils/guc.h"
 #include "utils/portal.h"
 
+#include "advisor/advisor.h"
 #include "sampler/sampler_shared.h"
 
 int			jitprof_sample_rate = 99;
@@ -412,6 +413,12 @@ sampler_ExecutorStart(QueryDesc *queryDesc, int eflags)
 	if (utility.active && utility.wraps_query && utility.inner == NULL &&
 		nesting_level == 1)
 		utility.inner = queryDesc->plannedstmt;
+
+	/* the JIT advisor may give the executor a plan with other jitFlags */
+	if (unlikely(queryDesc->plannedstmt->planTree->total_cost >=
+				 jp_advisor_cutoff))
+		jp_advisor_start(queryDesc, eflags, nesting_level == 0);
+
 	if (jp_sig.current == NULL &&
 		(queryDesc->plannedstmt->jitFlags & PGJIT_PERFORM) != 0 &&
 		(eflags & EXEC_FLAG_EXPLAIN_ONLY) == 0 && jp_store_available())
@@ -524,10 +531,13 @@ sampler_ExecutorEnd(QueryDesc *queryDesc)
 {
 	JpExec	   *saved = jp_sig.current;
 	JpExec	   *exec = jp_exec_of(queryDesc);
+	bool		advised = (queryDesc == jp_advisor_open_query);
 
 	/* releasing the query's JIT code is the query's time too */
 	if (exec != NULL)
 		jp_sig.current = exec;
+	if (unlikely(advised))
+		jp_advisor_end_before(queryDesc);
 
 	PG_TRY();
 	{
@@ -544,6 +554,8 @@ sampler_ExecutorEnd(QueryDesc *queryDesc)
 	}
 	PG_END_TRY();
 	jp_sig.current = saved;
+	if (unlikely(advised))
+		jp_advisor_end_after(queryDesc);
 
 	/* the query's JIT code is released by now; flush it and its samples */
 	if (exec != NULL)

@@ -18,7 +18,7 @@
  * its own ExecutorEnd) is recycled at once, its counts kept in a
  * backend-local pending table until the execution's next flush.
  *
- * A flush hands one execution's counts to the store (store.c), under that
+ * A flush hands one execution's counts to the store (store/), under that
  * execution's query ID: the functions of statements nested in it are
  * charged to it too, with their own names.  Flushes happen when the
  * execution ends, when a DECLARE CURSOR ends (it counts the cursor's
@@ -406,10 +406,103 @@ flush_failed(void)
 }
 
 /*
+ * The part of a flush that reads what the signal handler writes: take and
+ * zero "exec"'s counters, the plan-node counts and the counts of the slots
+ * it owns, and the handler's own counters, into the caller's buffers.
+ * Returns how many of "deltas" it filled.
+ *
+ * Contract.  While it runs, jp_sig.flushing is set, so the handler adds a
+ * sample only to side_samples and exec->deferred_samples, which this does
+ * not touch; it clears jp_sig.flushing before it returns.  So that it always
+ * does, it must not throw: it allocates nothing, takes no lock, calls no
+ * function but jp_step_profile_take (which only reads and zeroes counters),
+ * and writes only the caller's buffers, exec's counters, the counters and
+ * "owner" of exec's slots, and jp_sig.counts.  The caller guarantees room:
+ * "deltas" for JP_MAX_SLOTS, node_deltas for JP_MAX_PLAN_NODES, and
+ * step_deltas for the distinct steps of every step profile of exec's slots;
+ * *nnode_deltas and *nstep_deltas start at 0 and *health at zeroes.  No
+ * signal is blocked: jp_sig.flushing is the protocol (sampler_shared.h).
+ */
+static int
+take_handler_counts(JpExec *exec, bool final, JpStoreDelta *deltas,
+					JpStoreNodeDelta *node_deltas, int *nnode_deltas,
+					JpStoreStepDelta *step_deltas, int *nstep_deltas,
+					JpSamplerHealth *health, int64 *qsamples)
+{
+	int			ndeltas = 0;
+
+	/* the handler leaves these alone while jp_sig.flushing is set */
+	jp_sig.flushing = true;
+	pg_compiler_barrier();
+
+	*qsamples = exec->query_samples;
+	exec->query_samples = 0;
+	exec->since_flush = 0;
+	health->samples_taken = jp_sig.counts.taken;
+	health->samples_jit_self = jp_sig.counts.jit_self;
+	health->samples_jit_total = jp_sig.counts.jit_total;
+	health->samples_dropped = jp_sig.counts.dropped;
+	health->samples_other_execution = jp_sig.counts.other_execution;
+	jp_sig.counts.taken = jp_sig.counts.jit_self = jp_sig.counts.jit_total = 0;
+	jp_sig.counts.dropped = jp_sig.counts.other_execution = 0;
+
+	if (exec->node_sampled)
+	{
+		for (int i = 0; i < JP_MAX_PLAN_NODES; i++)
+		{
+			JpStoreNodeDelta *nd;
+
+			if (exec->node_self[i] == 0)
+				continue;
+			nd = &node_deltas[(*nnode_deltas)++];
+			nd->plan_node_id = i;
+			nd->self_samples = exec->node_self[i];
+			nd->jit_self_samples = exec->node_jit[i];
+			nd->jit_compile_samples = exec->node_compile[i];
+			exec->node_self[i] = exec->node_jit[i] = exec->node_compile[i] = 0;
+		}
+		exec->node_sampled = false;
+	}
+
+	for (int i = 0; i < slots_hwm; i++)
+	{
+		JpSlot	   *sf = &jp_sig.slots[i];
+		JpStoreDelta *d;
+
+		if (!sf->in_use || sf->owner != exec->id)
+			continue;
+		if (sf->compiled || sf->self_samples > 0 || sf->total_samples > 0)
+		{
+			d = &deltas[ndeltas++];
+			d->origin = &sf->origin;
+			d->self_samples = sf->self_samples;
+			d->total_samples = sf->total_samples;
+			d->compilations = sf->compiled ? 1 : 0;
+			d->code_bytes = sf->size;
+			sf->self_samples = 0;
+			sf->total_samples = 0;
+			sf->compiled = false;
+			if (sf->steps != NULL)
+				*nstep_deltas += jp_step_profile_take(sf->steps, &sf->origin,
+													  step_deltas + *nstep_deltas);
+		}
+		if (final)
+			sf->owner = 0;
+	}
+
+	pg_compiler_barrier();
+	jp_sig.flushing = false;
+	pg_compiler_barrier();
+	return ndeltas;
+}
+
+/*
  * Hand everything counted for one execution since its last flush to the
  * store.  "count_execution" adds one to the query's executions; "final"
  * detaches the execution's live functions, whose later samples (if any)
- * belong to nobody.
+ * belong to nobody.  What the handler writes is read by
+ * take_handler_counts(); everything that allocates, or may throw, is done
+ * before or after it.
  */
 void
 jp_exec_flush(JpExec *exec, bool count_execution, bool final)
@@ -455,71 +548,12 @@ jp_exec_flush(JpExec *exec, bool count_execution, bool final)
 	if (max_step_deltas > 0)
 		step_deltas = palloc(max_step_deltas * sizeof(JpStoreStepDelta));
 
-	/* the handler leaves these alone while jp_sig.flushing is set */
-	jp_sig.flushing = true;
-	pg_compiler_barrier();
-
-	qsamples = exec->query_samples;
-	exec->query_samples = 0;
-	exec->since_flush = 0;
 	memset(&health, 0, sizeof(health));
-	health.samples_taken = jp_sig.counts.taken;
-	health.samples_jit_self = jp_sig.counts.jit_self;
-	health.samples_jit_total = jp_sig.counts.jit_total;
-	health.samples_dropped = jp_sig.counts.dropped;
-	health.samples_other_execution = jp_sig.counts.other_execution;
-	jp_sig.counts.taken = jp_sig.counts.jit_self = jp_sig.counts.jit_total = 0;
-	jp_sig.counts.dropped = jp_sig.counts.other_execution = 0;
-
 	memset(&nodes, 0, sizeof(nodes));
 	nodes.deltas = node_deltas;
-	if (exec->node_sampled)
-	{
-		for (int i = 0; i < JP_MAX_PLAN_NODES; i++)
-		{
-			JpStoreNodeDelta *nd;
-
-			if (exec->node_self[i] == 0)
-				continue;
-			nd = &node_deltas[nodes.ndeltas++];
-			nd->plan_node_id = i;
-			nd->self_samples = exec->node_self[i];
-			nd->jit_self_samples = exec->node_jit[i];
-			nd->jit_compile_samples = exec->node_compile[i];
-			exec->node_self[i] = exec->node_jit[i] = exec->node_compile[i] = 0;
-		}
-		exec->node_sampled = false;
-	}
-
-	for (int i = 0; i < slots_hwm; i++)
-	{
-		JpSlot	   *sf = &jp_sig.slots[i];
-		JpStoreDelta *d;
-
-		if (!sf->in_use || sf->owner != exec->id)
-			continue;
-		if (sf->compiled || sf->self_samples > 0 || sf->total_samples > 0)
-		{
-			d = &all[ndeltas++];
-			d->origin = &sf->origin;
-			d->self_samples = sf->self_samples;
-			d->total_samples = sf->total_samples;
-			d->compilations = sf->compiled ? 1 : 0;
-			d->code_bytes = sf->size;
-			sf->self_samples = 0;
-			sf->total_samples = 0;
-			sf->compiled = false;
-			if (sf->steps != NULL)
-				steps.ndeltas += jp_step_profile_take(sf->steps, &sf->origin,
-													  step_deltas + steps.ndeltas);
-		}
-		if (final)
-			sf->owner = 0;
-	}
-
-	pg_compiler_barrier();
-	jp_sig.flushing = false;
-	pg_compiler_barrier();
+	ndeltas = take_handler_counts(exec, final, all, node_deltas,
+								  &nodes.ndeltas, step_deltas, &steps.ndeltas,
+								  &health, &qsamples);
 
 	/* written only while jp_sig.flushing was set, so stable now */
 	qsamples += exec->deferred_samples;

@@ -192,8 +192,8 @@ typedef struct JpWatchEntry
  *	current        main code: the hooks when a hook of an execution's query
  *				   is entered and left, sampler_profile.c when an execution
  *				   opens or ends.  The handler charges its samples to it.
- *	flushing       main code (sampler_profile.c), around the read and reset
- *				   of the counters.
+ *	flushing       main code (take_handler_counts in sampler_profile.c),
+ *				   around the read and reset of the counters.
  *	side_samples, counts
  *				   handler: one add per sample; main code reads and zeroes
  *				   them at a flush (side_samples only while flushing is clear).

@@ -13,8 +13,8 @@
  * table, as lines of the step file: see steps.c) precedes its code load.
  * With jitprof.jitdump_unwinding (on by default), so does a
  * JIT_CODE_UNWINDING_INFO record with the call frame information of the
- * code's .eh_frame, for "perf record --call-graph dwarf" (see
- * build_unwind_shared).
+ * code's .eh_frame, for "perf record --call-graph dwarf" (its bytes are
+ * built by jitdump_unwind.c).
  * Timestamps come from CLOCK_MONOTONIC, the clock of "perf record -k 1".
  *
  * perf finds the file because the process maps it with PROT_EXEC: perf
@@ -50,6 +50,13 @@
  * call stack: no ERROR, no palloc.  Problems are a WARNING that names what
  * to fix, after which the sink stays off in this backend.
  *
+ * Still some 730 lines, because every record kind (code load, debug info,
+ * unwinding info) is written through the same file state: its descriptor,
+ * its cap and the table of what was written at each address.  An object's
+ * unwinding records are planned together with the code loads they precede
+ * (plan_unwinding), against that cap and that table; only the bytes of the
+ * unwinding records, which need none of it, are in jitdump_unwind.c.
+ *
  *-------------------------------------------------------------------------
  */
 #include "postgres.h"
@@ -70,6 +77,7 @@
 #include "utils/guc.h"
 
 #include "sinks/sinks.h"
+#include "sinks/jitdump_unwind.h"
 
 /* jitdump format, from the specification */
 #define JITDUMP_MAGIC		0x4A695444	/* "JiTD" */
@@ -89,13 +97,6 @@ typedef struct JitdumpFileHeader
 	uint64		timestamp;
 	uint64		flags;
 } JitdumpFileHeader;
-
-typedef struct JitdumpRecordHeader
-{
-	uint32		id;
-	uint32		total_size;
-	uint64		timestamp;
-} JitdumpRecordHeader;
 
 /* JIT_CODE_LOAD: followed by the NUL-terminated name, then the code */
 typedef struct JitdumpCodeLoad
@@ -399,51 +400,6 @@ write_debug_info(const JitprofFunction *fn, const char *file, size_t size,
 	return ok;
 }
 
-/*
- * JIT_CODE_UNWINDING_INFO (issue 12).
- *
- * perf inject --jit puts a function's unwinding data into its jitted-*.so
- * right after the code: .eh_frame at ALIGN_8(code size) from the code's
- * start, .eh_frame_hdr right after it (tools/perf/util/genelf.c), and it
- * extends the function's mapping by mapped_size to cover them.  perf
- * report's libunwind reads the .eh_frame_hdr's table and the FDEs through
- * those mappings, at the addresses they would have in the process.  But a
- * JIT object's functions lie back to back: the bytes after one function's
- * code are the next function's, and the next function's mapping, which
- * perf inserts later, cuts the earlier one short there.  So every function
- * of an object gets the same unwinding data for the whole object, placed
- * so that it lands at one place in the process: after the object's last
- * function (in the page the code arena gave the code and nothing else
- * uses: JitprofFunction.room_after), where the last function's mapping,
- * the only one perf leaves that long, covers it.  A function's record is
- * then: a dummy CIE that pads its .eh_frame up to that place, every
- * function's CIE + FDE (the linker's, with pc_begin filled in), a zero
- * terminator, and an .eh_frame_hdr with one table entry per FDE.  All its
- * pointers are relative (pcrel, or datarel to the .eh_frame_hdr), so the
- * same bytes are right in every record and in the process.  The records go
- * in address order, and all functions of the object from the first one
- * that needs a new record upward get one, so that the last function's
- * mapping is always the latest there.
- *
- * Without the room, or with a function too far (UNWIND_MAX_FILLER) from the
- * object's end, that function goes without; perf then stops unwinding at
- * its frame, as it does without any record.
- */
-#define JIT_CODE_UNWINDING_INFO 4
-
-typedef struct JitdumpUnwindingInfo
-{
-	JitdumpRecordHeader header;
-	uint64		unwinding_size;
-	uint64		eh_frame_hdr_size;
-	uint64		mapped_size;
-} JitdumpUnwindingInfo;
-
-#define ALIGN8(x)			(((x) + 7) & ~(uint64) 7)
-#define UNWIND_LEAD			16	/* room for the smallest dummy CIE */
-#define UNWIND_MAX_FILLER	(64 * 1024)
-#define EH_HDR_FIXED		12	/* version, encodings, eh_frame_ptr, count */
-
 static JitprofUnwindCounters unwind_counters;
 
 /* asked by the linker before it links an object: collect .eh_frame? */
@@ -453,163 +409,16 @@ jp_jitdump_unwind_wanted(void)
 	return jitprof_jitdump_unwinding && jitdump_enabled();
 }
 
-/*
- * A function of a linked object that has code, with the hashes its
- * dump_written entry compares, computed once.
- */
-typedef struct DumpCandidate
-{
-	const JitprofFunction *fn;
-	uint64		name_hash;
-	uint64		code_hash;
-	bool		todo;			/* gets its records written */
-} DumpCandidate;
-
-/*
- * The unwinding data shared by the records of one object: every function's
- * CIE + FDE, a terminator and the .eh_frame_hdr, to be placed at "base" (a
- * process address).  malloc'd; NULL if the object cannot have it.
- */
-typedef struct UnwindShared
-{
-	uint8	   *data;
-	size_t		size;
-	size_t		hdr_size;
-	uint64		base;
-} UnwindShared;
-
-static void
-put_s32(uint8 *p, int64 v)
-{
-	int32		x = (int32) v;
-
-	memcpy(p, &x, sizeof(x));
-}
-
-static bool
-fits_s32(int64 v)
-{
-	return v >= PG_INT32_MIN && v <= PG_INT32_MAX;
-}
-
-static bool
-build_unwind_shared(const DumpCandidate *cands, int n, UnwindShared *sh)
-{
-	const JitprofFunction *last = cands[n - 1].fn;
-	size_t		eh_size = 0;
-	int			nfde = 0;
-	uint8	   *p;
-	uint64		hdr;
-
-	memset(sh, 0, sizeof(*sh));
-	for (int k = 0; k < n; k++)
-	{
-		const JitprofFunction *fn = cands[k].fn;
-
-		if (fn->address % 8 != 0)
-			return false;		/* the dummy CIE could not fill the gap */
-		if (fn->eh_frame == NULL)
-			continue;
-		eh_size += fn->eh_frame_size;
-		nfde++;
-	}
-	if (nfde == 0)
-		return false;
-	sh->hdr_size = EH_HDR_FIXED + 8 * nfde;
-	sh->size = eh_size + 4 + sh->hdr_size;
-	sh->base = last->address + ALIGN8(last->size) + UNWIND_LEAD;
-	if (last->room_after < ALIGN8(last->size) - last->size + UNWIND_LEAD + sh->size)
-		return false;
-	sh->data = calloc(1, sh->size);
-	if (sh->data == NULL)
-		return false;
-
-	hdr = sh->base + eh_size + 4;
-	p = sh->data + eh_size + 4;
-	p[0] = 1;					/* version */
-	p[1] = 0x1b;				/* eh_frame_ptr: DW_EH_PE_pcrel | sdata4 */
-	p[2] = 0x03;				/* fde_count: DW_EH_PE_udata4 */
-	p[3] = 0x3b;				/* table: DW_EH_PE_datarel | sdata4 */
-	put_s32(p + 4, (int64) sh->base - (int64) (hdr + 4));
-	memcpy(p + 8, &nfde, sizeof(int32));
-	p += EH_HDR_FIXED;
-
-	eh_size = 0;
-	for (int k = 0; k < n; k++)
-	{
-		const JitprofFunction *fn = cands[k].fn;
-		uint64		at = sh->base + eh_size;
-		int64		pc = (int64) fn->address - (int64) (at + fn->eh_frame_pc_field);
-
-		if (fn->eh_frame == NULL)
-			continue;
-		if (!fits_s32(pc) || !fits_s32((int64) fn->address - (int64) hdr) ||
-			fn->eh_frame_pc_field + 4 > fn->eh_frame_size)
-		{
-			free(sh->data);
-			sh->data = NULL;
-			return false;
-		}
-		memcpy(sh->data + eh_size, fn->eh_frame, fn->eh_frame_size);
-		put_s32(sh->data + eh_size + fn->eh_frame_pc_field, pc);
-		/* table entry: function start, FDE (after the CIE: pc_field - 8) */
-		put_s32(p, (int64) fn->address - (int64) hdr);
-		put_s32(p + 4, (int64) (at + fn->eh_frame_pc_field - 8) - (int64) hdr);
-		p += 8;
-		eh_size += fn->eh_frame_size;
-	}
-	return true;
-}
-
-/* size of fn's JIT_CODE_UNWINDING_INFO record; 0 if it gets none */
-static size_t
-unwind_record_size(const JitprofFunction *fn, const UnwindShared *sh)
-{
-	uint64		filler;
-
-	if (sh->data == NULL)
-		return 0;
-	filler = sh->base - (fn->address + ALIGN8(fn->size));
-	if (sh->base < fn->address + ALIGN8(fn->size) + UNWIND_LEAD ||
-		filler > UNWIND_MAX_FILLER)
-		return 0;
-	return sizeof(JitdumpUnwindingInfo) + ALIGN8(filler + sh->size);
-}
-
 /* write fn's JIT_CODE_UNWINDING_INFO record of "size" bytes */
 static bool
 write_unwind_info(const JitprofFunction *fn, const UnwindShared *sh,
 				  size_t size, uint64 now)
 {
-	uint64		filler = sh->base - (fn->address + ALIGN8(fn->size));
-	char	   *buf = calloc(1, size);
-	JitdumpUnwindingInfo rec;
-	uint8	   *p;
-	uint32		len = (uint32) (filler - 4);
+	char	   *buf = jp_unwind_record(fn, sh, size, now);
 	bool		ok;
 
 	if (buf == NULL)
 		return true;			/* the code load record goes without */
-	rec.header.id = JIT_CODE_UNWINDING_INFO;
-	rec.header.total_size = size;
-	rec.header.timestamp = now;
-	rec.unwinding_size = filler + sh->size;
-	rec.eh_frame_hdr_size = sh->hdr_size;
-	rec.mapped_size = filler + sh->size;
-	memcpy(buf, &rec, sizeof(rec));
-
-	/*
-	 * The dummy CIE: length, CIE id 0, version 1, no augmentation, code
-	 * alignment 1, data alignment -8, return address register 16, then
-	 * DW_CFA_nop (the zeroes calloc left).
-	 */
-	p = (uint8 *) buf + sizeof(rec);
-	memcpy(p, &len, sizeof(len));
-	p[8] = 1;
-	p[10] = 1;
-	p[11] = 0x78;
-	p[12] = 16;
-	memcpy(p + filler, sh->data, sh->size);
 	ok = jp_write_all(dump_fd, buf, size);
 	free(buf);
 	return ok;
@@ -694,7 +503,7 @@ plan_unwinding(DumpCandidate *cands, int n, int first_todo,
 	for (int k = 0; k < n; k++)
 		if (cands[k].fn->eh_frame == NULL)
 			unwind_counters.missing++;
-	if (!build_unwind_shared(cands, n, sh))
+	if (!jp_unwind_build(cands, n, sh))
 	{
 		for (int k = 0; k < n; k++)
 			if (cands[k].fn->eh_frame != NULL)
@@ -706,7 +515,7 @@ plan_unwinding(DumpCandidate *cands, int n, int first_todo,
 		const JitprofFunction *fn = cands[k].fn;
 
 		cands[k].todo = true;
-		group_size += unwind_record_size(fn, sh) +
+		group_size += jp_unwind_record_size(fn, sh) +
 			debug_info_size(fn, steps_file) + load_record_size(fn);
 	}
 	if (!dump_fits(group_size))
@@ -799,7 +608,7 @@ write_function(DumpBatch *batch, const DumpCandidate *c,
 	const JitprofFunction *fn = c->fn;
 	size_t		load_size = load_record_size(fn);
 	size_t		debug_size = debug_info_size(fn, batch->steps_file);
-	size_t		unwind_size = unwind_record_size(fn, sh);
+	size_t		unwind_size = jp_unwind_record_size(fn, sh);
 
 	if (sh->data != NULL && unwind_size == 0)
 		unwind_counters.no_room++;

@@ -7,6 +7,8 @@
  *	  sink_perf_map.c  /tmp/perf-<pid>.map (doc/perf.md)
  *	  sink_jitdump.c   perf's jitdump file, with debug and unwinding
  *	                   information (doc/perf.md, doc/steps.md)
+ *	  jitdump_unwind.c the bytes of its unwinding records; shares
+ *	                   jitdump_unwind.h, the folder's inner header, with it
  *	  range_set.c      the ranges a file sink has written, used by both
  *
  * The gdb sink needs libelf and lives in jitprof_llvm.so (src/llvm).

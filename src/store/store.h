@@ -1,8 +1,15 @@
 /*-------------------------------------------------------------------------
  *
  * store.h
- *	  The store layer (doc/architecture.md): the shared-memory hotspot store
- *	  (store.c), written by the sampler and read by the SQL views.
+ *	  The store layer (doc/architecture.md): the shared-memory hotspot store,
+ *	  written by the sampler and read by the SQL views.
+ *
+ *	  store.c        settings, shared memory, start-up
+ *	  store_rows.c   adding a flush to the rows, copying them out, reset
+ *	  store_evict.c  eviction, and the rows that go with the rows evicted
+ *	  store_file.c   the statistics file (saved at shutdown, loaded at start)
+ *	  store_shared.h inside the folder only: the shared memory's addresses
+ *	                 and the locking contract
  *
  * The sampler aggregates samples per JIT function in backend-local memory
  * and hands them to the store in batches, each for one execution of one
@@ -183,12 +190,18 @@ typedef struct JpStoreSizes
 	uint64		step_entry_bytes;
 } JpStoreSizes;
 
-/* store.c */
-extern void jp_store_init(void);
+/* store.c: settings, shared memory */
 extern int	jitprof_max_hotspots;
+extern int	jitprof_max_plan_nodes;
+extern int	jitprof_max_steps;
 extern bool jitprof_save;
+extern void jp_store_init(void);
 extern bool jp_store_available(void);
 extern void jp_store_require(void);
+extern void jp_store_sizes(JpStoreSizes *sizes);
+extern uint32 jp_store_discriminator(const char *symbol);
+
+/* store_rows.c: adding a flush, reading and resetting the rows */
 extern void jp_store_flush(Oid userid, Oid dbid, int64 queryid,
 						   bool count_execution, int64 query_samples,
 						   const JpStoreDelta *deltas, int ndeltas,
@@ -197,11 +210,12 @@ extern void jp_store_flush(Oid userid, Oid dbid, int64 queryid,
 						   const JpStoreSteps *steps);
 extern JpStoreEntry *jp_store_copy(int64 *nentries);
 extern JpStoreNodeEntry *jp_store_copy_nodes(int64 *nnodes);
-extern int	jitprof_max_plan_nodes;
 extern int64 jp_store_node_count(void);
-extern int	jitprof_max_steps;
 extern JpStoreStepEntry *jp_store_copy_steps(int64 *nsteps);
 extern void jp_store_step_counts(int64 *entries, int64 *dropped);
+extern void jp_store_health(JpSamplerHealth *health, int64 *evictions,
+							int64 *entries, TimestampTz *stats_reset);
+extern void jp_store_reset(void);
 
 /* the attnum (1-based) of a step row at or below JP_STEP_ATTRIBUTE(0) */
 static inline int32
@@ -221,10 +235,5 @@ jp_share_pct(int64 part, int64 whole)
 	p = 100.0 * (double) part / (double) whole;
 	return Min(Max(p, 0.0), 100.0);
 }
-extern void jp_store_health(JpSamplerHealth *health, int64 *evictions,
-							int64 *entries, TimestampTz *stats_reset);
-extern void jp_store_reset(void);
-extern void jp_store_sizes(JpStoreSizes *sizes);
-extern uint32 jp_store_discriminator(const char *symbol);
 
 #endif							/* JITPROF_STORE_H */

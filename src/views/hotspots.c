@@ -4,7 +4,7 @@
  *	  SQL functions over the shared hotspot store: jitprof_hotspots,
  *	  jitprof_queries, jitprof_sampler, jitprof_folded and jitprof_reset
  *	  (jitprof_steps is in hotspot_steps.c, the plan-node functions in
- *	  plan_nodes.c).
+ *	  plan_nodes.c, plan_explain.c and plan_folded.c).
  *
  * Each takes a copy of the store's entries (jp_store_copy, a memcpy loop
  * under the lock in shared mode) and builds its tuplestore from that copy
@@ -452,5 +452,6 @@ jitprof_reset_1_0(PG_FUNCTION_ARGS)
 {
 	jp_store_require();
 	jp_store_reset();
+	jp_advisor_reset();
 	PG_RETURN_VOID();
 }

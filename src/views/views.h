@@ -7,11 +7,16 @@
  *	  hotspots.c       jitprof_hotspots, jitprof_queries, the health view and
  *	                   the reset; who may see other roles' rows
  *	  hotspot_steps.c  jitprof_steps
- *	  plan_nodes.c     jitprof_plan_nodes, jitprof_explain, jitprof_folded
+ *	  plan_nodes.c     jitprof_plan_nodes, and the plan-node rows with their
+ *	                   totals (plan_rows.h) that the next two use
+ *	  plan_explain.c   jitprof_explain
+ *	  plan_folded.c    jitprof_folded (1.1), with each function's plan path
  *	  status.c         jitprof_status, jitprof_functions
+ *	  jit_payoff.c     jitprof_jit_payoff, jitprof_jit_levels, jitprof_advisor
  *
- * Within the layer, plan_nodes.c and status.c use hotspots.c and
- * hotspot_steps.c, which use neither.
+ * Within the layer, the plan files and status.c use hotspots.c and
+ * hotspot_steps.c, which use neither; plan_explain.c and plan_folded.c use
+ * plan_nodes.c through plan_rows.h, the folder's inner header.
  *
  *-------------------------------------------------------------------------
  */
@@ -20,6 +25,7 @@
 
 #include "lib/stringinfo.h"
 
+#include "advisor/advisor.h"
 #include "core/core.h"
 #include "link/link.h"
 #include "names/names.h"
@@ -46,24 +52,5 @@ typedef struct JpStepRow
 
 extern JpStepRow *jp_step_rows(int64 *nrows);
 extern const char *jp_step_deform_detail(const JpStoreStepEntry *s);
-
-/*
- * plan_nodes.c: plan paths ("Agg#0;Sort#1;SeqScan#2") of the plan-node
- * profile, for jitprof_folded (1.1), which is in plan_nodes.c too: no other
- * file uses them.
- */
-
-/* plan-node rows copied out of the store (no lock held) */
-typedef struct JpPlanPaths
-{
-	void	   *rows;
-	int			nrows;
-	HTAB	   *index;			/* a row's place in rows, by its key */
-} JpPlanPaths;
-
-extern JpPlanPaths *jp_plan_paths_copy(const JpStoreEntry *entries,
-									   int64 nentries);
-extern bool jp_plan_path(const JpPlanPaths *paths, Oid userid, Oid dbid,
-						 int64 queryid, int32 id, StringInfo out);
 
 #endif							/* JITPROF_VIEWS_H */

@@ -1,0 +1,788 @@
+/*-------------------------------------------------------------------------
+ *
+ * advisor.c
+ *	  The JIT advisor: per-query JIT accounting, the explore mode and the
+ *	  statistics of the payoff views (doc/jit_advisor.md).
+ *
+ * In scope.  A top-level execution (pg_stat_statements' notion of top
+ * level, as the sampler's hooks keep it) of a plan with a query ID whose
+ * total cost is at least jitprof.advisor_min_cost, while
+ * jitprof.jit_advisor is not off.  The hooks compare the plan's cost with
+ * jp_advisor_cutoff, which is +infinity while the advisor is off: a
+ * statement out of scope pays that one comparison at ExecutorStart and one
+ * pointer comparison at ExecutorEnd, and no system call.
+ *
+ * What is measured.  From ExecutorStart to the end of ExecutorEnd, the
+ * backend's CPU time (CLOCK_PROCESS_CPUTIME_ID) plus that of its parallel
+ * workers, the wall time, the compile phases of es_jit->instr (the
+ * leader's), the JIT level used (from the flags the executor ran with) and
+ * the plan's total cost.
+ *
+ * Parallel workers.  As the sampler charges a worker's samples to its
+ * leader's query, a worker charges its CPU time to its leader: to the slot
+ * of the leader's BackendId in "jitprof advisor workers", an atomic counter
+ * the leader zeroes and arms when an in-scope execution starts and reads
+ * after its ExecutorEnd, by which time every worker has ended (the leader
+ * waits for them).  A worker cannot tell from its own plan (the part under
+ * the Gather) whether its leader's plan is in scope, so in a parallel
+ * worker jp_advisor_cutoff is -infinity while the advisor is on (set by the
+ * assign hooks while the worker restores its leader's settings) and the
+ * worker looks at the slot's arming instead.
+ *
+ * Explore mode.  A fraction of in-scope executions runs at a JIT level
+ * drawn at random among the other levels: the executor gets a shallow copy
+ * of the PlannedStmt with other jitFlags, so a cached plan is never
+ * written; parallel workers inherit the flags through the serialized plan.
+ * A session with jit = off is never explored.  Exploration stops (bar a
+ * drift rate) once the query's verdict is decided, and pauses while its
+ * loss exceeds jitprof.advisor_max_loss of the in-scope CPU.
+ *
+ * Locking.  One LWLock (tranche "jitprof advisor") protects the table and
+ * its counters: taken shared to decide whether to explore, exclusive to
+ * record an execution, for a lookup and a few additions.  The table is
+ * jitprof.advisor_max_queries entries and an index of twice as many
+ * buckets, in one named allocation ("jitprof advisor"); a query that finds
+ * no room is not recorded and counted in "dropped".  Entries are only ever
+ * added, and all go at a reset.
+ *
+ * Nothing here raises an ERROR in a user's query: allocation failures give
+ * up the exploration with one WARNING per backend, and the query runs at
+ * PostgreSQL's own level.
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include <float.h>
+#include <math.h>
+#include <time.h>
+
+#include "access/parallel.h"
+#include "access/xact.h"
+#include "common/hashfn.h"
+#include "common/pg_prng.h"
+#include "executor/executor.h"
+#include "jit/jit.h"
+#include "miscadmin.h"
+#include "port/atomics.h"
+#include "portability/instr_time.h"
+#include "storage/ipc.h"
+#include "storage/lwlock.h"
+#include "storage/shmem.h"
+#include "utils/float.h"
+#include "utils/guc.h"
+
+#include "advisor/advisor.h"
+
+/* executions between two explorations of a decided query, on average */
+#define DRIFT_RATE			0.01
+
+/* GUC variables */
+static int	advisor_mode = JP_ADVISOR_OFF;
+static double advisor_min_cost = 10000.0;
+static double advisor_fraction = 0.1;
+static double advisor_max_loss = 0.02;
+static int	advisor_max_queries = 1000;
+static int	advisor_debug_level = -1;
+
+/* plan cost from which a statement is in scope; see the file header */
+double		jp_advisor_cutoff = 0;
+
+/* the execution being measured in this backend, or NULL */
+QueryDesc  *jp_advisor_open_query = NULL;
+
+typedef struct AdvisorShared
+{
+	LWLock	   *lock;
+	int64		nentries;
+	int64		dropped;
+	int64		executions;
+	int64		explored;
+	double		cpu_ms;
+	double		explore_cpu_ms;
+	double		explore_loss_ms;
+	uint32		nbuckets;		/* a power of 2, >= 2 * max_queries */
+	int32		max_queries;
+} AdvisorShared;
+
+/* per leader BackendId: the CPU time its parallel workers used */
+typedef struct WorkerSlot
+{
+	pg_atomic_uint32 armed;
+	pg_atomic_uint64 cpu_ns;
+} WorkerSlot;
+
+static AdvisorShared *adv = NULL;
+static int32 *adv_index = NULL; /* [nbuckets] entry number + 1, 0 free */
+static JpAdvisorEntry *adv_entries = NULL;
+static WorkerSlot *adv_workers = NULL;
+static int	adv_nworkers = 0;
+
+/* the open execution of this backend (jp_advisor_open_query) */
+typedef struct OpenExec
+{
+	bool		worker;			/* a parallel worker's share */
+	int			nest_level;		/* transaction nesting level at its start */
+	PlannedStmt *original;		/* the plan, when the executor got a copy */
+	JpAdvisorKey key;
+	int			level;
+	int			pg_level;
+	double		plan_cost;
+	int64		cpu_start;		/* ns */
+	instr_time	wall_start;
+	bool		has_jit;
+	JitInstrumentation jit;
+} OpenExec;
+
+static OpenExec open_exec;
+static bool warned = false;
+
+static shmem_request_hook_type prev_shmem_request_hook = NULL;
+static shmem_startup_hook_type prev_shmem_startup_hook = NULL;
+
+static const struct config_enum_entry mode_options[] = {
+	{"off", JP_ADVISOR_OFF, false},
+	{"explore", JP_ADVISOR_EXPLORE, false},
+	{NULL, 0, false}
+};
+
+static const struct config_enum_entry debug_level_options[] = {
+	{"none", -1, false},
+	{"off", JP_LEVEL_OFF, false},
+	{"jit", JP_LEVEL_JIT, false},
+	{"jit+opt", JP_LEVEL_JIT_OPT, false},
+	{"jit+inline", JP_LEVEL_JIT_INLINE, false},
+	{"all", JP_LEVEL_ALL, false},
+	{NULL, 0, false}
+};
+
+const char *
+jp_level_name(int level)
+{
+	static const char *const names[JP_NUM_LEVELS] = {
+		"off", "jit", "jit+opt", "jit+inline", "all"
+	};
+
+	return level >= 0 && level < JP_NUM_LEVELS ? names[level] : "?";
+}
+
+static int
+level_of_flags(int flags)
+{
+	if ((flags & PGJIT_PERFORM) == 0)
+		return JP_LEVEL_OFF;
+	if ((flags & PGJIT_OPT3) && (flags & PGJIT_INLINE))
+		return JP_LEVEL_ALL;
+	if (flags & PGJIT_OPT3)
+		return JP_LEVEL_JIT_OPT;
+	if (flags & PGJIT_INLINE)
+		return JP_LEVEL_JIT_INLINE;
+	return JP_LEVEL_JIT;
+}
+
+/* the jitFlags of "level", with what to compile as in "flags" or the GUCs */
+static int
+flags_of_level(int level, int flags)
+{
+	int			what = flags & (PGJIT_EXPR | PGJIT_DEFORM);
+
+	if (level == JP_LEVEL_OFF)
+		return PGJIT_NONE;
+	if ((flags & PGJIT_PERFORM) == 0)
+		what = (jit_expressions ? PGJIT_EXPR : 0) |
+			(jit_tuple_deforming ? PGJIT_DEFORM : 0);
+	if (what == 0)
+		return PGJIT_NONE;
+	flags = PGJIT_PERFORM | what;
+	if (level == JP_LEVEL_JIT_OPT || level == JP_LEVEL_ALL)
+		flags |= PGJIT_OPT3;
+	if (level == JP_LEVEL_JIT_INLINE || level == JP_LEVEL_ALL)
+		flags |= PGJIT_INLINE;
+	return flags;
+}
+
+static void
+set_cutoff(int mode, double min_cost)
+{
+	if (mode == JP_ADVISOR_OFF)
+		jp_advisor_cutoff = get_float8_infinity();
+	else if (InitializingParallelWorker)
+		jp_advisor_cutoff = -get_float8_infinity();
+	else
+		jp_advisor_cutoff = min_cost;
+}
+
+static void
+assign_mode(int newval, void *extra)
+{
+	set_cutoff(newval, advisor_min_cost);
+}
+
+static void
+assign_min_cost(double newval, void *extra)
+{
+	set_cutoff(advisor_mode, newval);
+}
+
+/* ------------------------------------------------------------------------
+ * Shared memory
+ * ------------------------------------------------------------------------
+ */
+
+static uint32
+bucket_count(int max_queries)
+{
+	uint32		n = 1;
+
+	while (n < 2 * (uint32) max_queries)
+		n <<= 1;
+	return n;
+}
+
+static Size
+table_memsize(void)
+{
+	Size		size = MAXALIGN(sizeof(AdvisorShared));
+
+	size = add_size(size, MAXALIGN(mul_size(bucket_count(advisor_max_queries),
+											sizeof(int32))));
+	size = add_size(size, mul_size(advisor_max_queries,
+								   sizeof(JpAdvisorEntry)));
+	return size;
+}
+
+static Size
+workers_memsize(void)
+{
+	return mul_size(MaxBackends + 1, sizeof(WorkerSlot));
+}
+
+static void
+advisor_shmem_request(void)
+{
+	if (prev_shmem_request_hook)
+		prev_shmem_request_hook();
+	RequestAddinShmemSpace(add_size(CACHELINEALIGN(table_memsize()),
+									CACHELINEALIGN(workers_memsize())));
+	RequestNamedLWLockTranche("jitprof advisor", 1);
+}
+
+static void
+advisor_shmem_startup(void)
+{
+	bool		found;
+	bool		found_workers;
+	char	   *base;
+
+	if (prev_shmem_startup_hook)
+		prev_shmem_startup_hook();
+
+	LWLockAcquire(AddinShmemInitLock, LW_EXCLUSIVE);
+	base = ShmemInitStruct("jitprof advisor", table_memsize(), &found);
+	adv = (AdvisorShared *) base;
+	adv_index = (int32 *) (base + MAXALIGN(sizeof(AdvisorShared)));
+	adv_entries = (JpAdvisorEntry *)
+		(base + MAXALIGN(sizeof(AdvisorShared)) +
+		 MAXALIGN(bucket_count(advisor_max_queries) * sizeof(int32)));
+	if (!found)
+	{
+		/* the entries are zero as the kernel gave them: touched when used */
+		memset(adv, 0, sizeof(AdvisorShared));
+		adv->lock = &(GetNamedLWLockTranche("jitprof advisor"))->lock;
+		adv->nbuckets = bucket_count(advisor_max_queries);
+		adv->max_queries = advisor_max_queries;
+		memset(adv_index, 0, adv->nbuckets * sizeof(int32));
+	}
+	adv_workers = ShmemInitStruct("jitprof advisor workers",
+								  workers_memsize(), &found_workers);
+	adv_nworkers = MaxBackends + 1;
+	if (!found_workers)
+	{
+		for (int i = 0; i < adv_nworkers; i++)
+		{
+			pg_atomic_init_u32(&adv_workers[i].armed, 0);
+			pg_atomic_init_u64(&adv_workers[i].cpu_ns, 0);
+		}
+	}
+	LWLockRelease(AddinShmemInitLock);
+}
+
+bool
+jp_advisor_available(void)
+{
+	return adv != NULL;
+}
+
+static uint32
+key_hash(const JpAdvisorKey *key)
+{
+	return hash_bytes((const unsigned char *) key, sizeof(JpAdvisorKey));
+}
+
+/* the entry of "key", or with "add" a new one; NULL if none (or no room) */
+static JpAdvisorEntry *
+entry_find(const JpAdvisorKey *key, bool add)
+{
+	uint32		mask = adv->nbuckets - 1;
+	uint32		i = key_hash(key) & mask;
+
+	for (;;)
+	{
+		int32		slot = adv_index[i];
+		JpAdvisorEntry *e;
+
+		if (slot == 0)
+		{
+			if (!add || adv->nentries >= adv->max_queries)
+				return NULL;
+			e = &adv_entries[adv->nentries];
+			memset(e, 0, sizeof(JpAdvisorEntry));
+			e->key = *key;
+			e->used = true;
+			adv_index[i] = (int32) (++adv->nentries);
+			return e;
+		}
+		e = &adv_entries[slot - 1];
+		if (e->key.userid == key->userid && e->key.dbid == key->dbid &&
+			e->key.queryid == key->queryid)
+			return e;
+		i = (i + 1) & mask;
+	}
+}
+
+/* ------------------------------------------------------------------------
+ * Measuring an execution
+ * ------------------------------------------------------------------------
+ */
+
+static bool
+cpu_now(int64 *ns)
+{
+	struct timespec ts;
+
+	if (clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts) != 0)
+		return false;
+	*ns = (int64) ts.tv_sec * INT64CONST(1000000000) + ts.tv_nsec;
+	return true;
+}
+
+/* what went wrong, for the one WARNING a backend gives */
+typedef enum AdvisorFailure
+{
+	FAILED_PLAN_COPY,
+	FAILED_CPU_CLOCK
+} AdvisorFailure;
+
+static void
+warn_once(AdvisorFailure failure)
+{
+	if (warned)
+		return;
+	warned = true;
+	if (failure == FAILED_PLAN_COPY)
+		ereport(WARNING,
+				(errmsg("JIT advisor could not copy a plan to explore another JIT level"),
+				 errdetail("The query ran at the JIT level PostgreSQL chose.  This backend reports no further JIT advisor failure.")));
+	else
+		ereport(WARNING,
+				(errmsg("JIT advisor could not read the CPU clock"),
+				 errdetail("The execution was not measured.  This backend reports no further JIT advisor failure.")));
+}
+
+/*
+ * The level this execution runs at: PostgreSQL's, or in explore mode and
+ * with luck another one drawn at random, unless the query is decided (then
+ * only at the drift rate) or exploration spent its budget.
+ */
+static int
+choose_level(const JpAdvisorKey *key, int pg_level, int pg_flags)
+{
+	JpAdvisorEntry *e;
+	double		p = advisor_fraction;
+	int			others[JP_NUM_LEVELS];
+	int			nothers = 0;
+
+	if (advisor_debug_level >= 0)
+		return flags_of_level(advisor_debug_level, pg_flags) != PGJIT_NONE ||
+			advisor_debug_level == JP_LEVEL_OFF ? advisor_debug_level : pg_level;
+	if (p <= 0)
+		return pg_level;
+
+	LWLockAcquire(adv->lock, LW_SHARED);
+	if (adv->explore_loss_ms > advisor_max_loss * adv->cpu_ms)
+		p = 0;
+	else if ((e = entry_find(key, false)) != NULL && e->decided)
+		p = Min(p, DRIFT_RATE);
+	LWLockRelease(adv->lock);
+
+	if (p <= 0 || pg_prng_double(&pg_global_prng_state) >= p)
+		return pg_level;
+
+	for (int l = 0; l < JP_NUM_LEVELS; l++)
+		if (l != pg_level &&
+			(l == JP_LEVEL_OFF || flags_of_level(l, pg_flags) != PGJIT_NONE))
+			others[nothers++] = l;
+	if (nothers == 0)
+		return pg_level;
+	return others[pg_prng_uint64_range(&pg_global_prng_state, 0, nothers - 1)];
+}
+
+static void
+worker_start(QueryDesc *queryDesc)
+{
+	if (adv_workers == NULL || JP_LEADER_BACKEND_SLOT <= 0 ||
+		JP_LEADER_BACKEND_SLOT >= adv_nworkers ||
+		pg_atomic_read_u32(&adv_workers[JP_LEADER_BACKEND_SLOT].armed) == 0 ||
+		jp_advisor_open_query != NULL)
+		return;
+	memset(&open_exec, 0, sizeof(open_exec));
+	open_exec.worker = true;
+	if (!cpu_now(&open_exec.cpu_start))
+		return;
+	jp_advisor_open_query = queryDesc;
+}
+
+/*
+ * An in-scope ExecutorStart (the plan's cost passed jp_advisor_cutoff),
+ * before the next hook: decide the level and start the clocks.
+ */
+void
+jp_advisor_start(QueryDesc *queryDesc, int eflags, bool toplevel)
+{
+	PlannedStmt *pstmt = queryDesc->plannedstmt;
+	OpenExec	o;
+
+	if (IsParallelWorker())
+	{
+		worker_start(queryDesc);
+		return;
+	}
+	if (!toplevel || adv == NULL || jp_advisor_open_query != NULL ||
+		pstmt->queryId == UINT64CONST(0) ||
+		(eflags & EXEC_FLAG_EXPLAIN_ONLY) != 0)
+		return;
+
+	memset(&o, 0, sizeof(o));
+	o.nest_level = GetCurrentTransactionNestLevel();
+	o.key.userid = GetUserId();
+	o.key.dbid = MyDatabaseId;
+	o.key.queryid = (int64) pstmt->queryId;
+	o.plan_cost = pstmt->planTree->total_cost;
+	/* a session's jit = off is its level, and is never explored */
+	o.pg_level = jit_enabled ? level_of_flags(pstmt->jitFlags) : JP_LEVEL_OFF;
+	o.level = o.pg_level;
+	if (advisor_mode == JP_ADVISOR_EXPLORE && jit_enabled)
+		o.level = choose_level(&o.key, o.pg_level, pstmt->jitFlags);
+
+	if (o.level != o.pg_level)
+	{
+		MemoryContext cxt = GetMemoryChunkContext(queryDesc);
+		PlannedStmt *copy = MemoryContextAllocExtended(cxt, sizeof(PlannedStmt),
+													   MCXT_ALLOC_NO_OOM);
+
+		if (copy == NULL)
+		{
+			warn_once(FAILED_PLAN_COPY);
+			o.level = o.pg_level;
+		}
+		else
+		{
+			memcpy(copy, pstmt, sizeof(PlannedStmt));
+			copy->jitFlags = flags_of_level(o.level, pstmt->jitFlags);
+			o.original = pstmt;
+			queryDesc->plannedstmt = copy;
+		}
+	}
+
+	if (!cpu_now(&o.cpu_start))
+	{
+		if (o.original != NULL)
+			queryDesc->plannedstmt = o.original;
+		warn_once(FAILED_CPU_CLOCK);
+		return;
+	}
+	INSTR_TIME_SET_CURRENT(o.wall_start);
+	if (JP_MY_BACKEND_SLOT > 0 && JP_MY_BACKEND_SLOT < adv_nworkers)
+	{
+		pg_atomic_write_u64(&adv_workers[JP_MY_BACKEND_SLOT].cpu_ns, 0);
+		pg_atomic_write_u32(&adv_workers[JP_MY_BACKEND_SLOT].armed, 1);
+	}
+	open_exec = o;
+	jp_advisor_open_query = queryDesc;
+}
+
+/* Before the executor releases the JIT context: its instrumentation. */
+void
+jp_advisor_end_before(QueryDesc *queryDesc)
+{
+	EState	   *estate = queryDesc->estate;
+
+	if (open_exec.worker || estate == NULL || estate->es_jit == NULL)
+		return;
+	open_exec.has_jit = true;
+	open_exec.jit = estate->es_jit->instr;
+}
+
+static void
+level_add(JpLevelStats *s, double cpu, double wall, const OpenExec *o)
+{
+	double		delta = cpu - s->cpu_mean;
+
+	s->executions++;
+	s->cpu_mean += delta / (double) s->executions;
+	s->cpu_m2 += delta * (cpu - s->cpu_mean);
+	s->wall_sum += wall;
+	if (o->has_jit)
+	{
+		s->generation_sum += INSTR_TIME_GET_MILLISEC(o->jit.generation_counter);
+		s->inlining_sum += INSTR_TIME_GET_MILLISEC(o->jit.inlining_counter);
+		s->optimization_sum += INSTR_TIME_GET_MILLISEC(o->jit.optimization_counter);
+		s->emission_sum += INSTR_TIME_GET_MILLISEC(o->jit.emission_counter);
+	}
+}
+
+static void
+record(const OpenExec *o, double cpu, double wall)
+{
+	JpAdvisorEntry *e;
+	JpAdvisorJudgement j;
+
+	LWLockAcquire(adv->lock, LW_EXCLUSIVE);
+	e = entry_find(&o->key, true);
+	if (e == NULL)
+	{
+		adv->dropped++;
+		LWLockRelease(adv->lock);
+		return;
+	}
+	adv->executions++;
+	adv->cpu_ms += cpu;
+	if (o->level != o->pg_level)
+	{
+		const JpLevelStats *pg = &e->level[o->pg_level];
+
+		adv->explored++;
+		adv->explore_cpu_ms += cpu;
+		if (pg->executions > 0 && cpu > pg->cpu_mean)
+		{
+			adv->explore_loss_ms += cpu - pg->cpu_mean;
+			e->explore_loss += cpu - pg->cpu_mean;
+		}
+	}
+	e->pg_level = (int16) o->pg_level;
+	e->plan_cost = o->plan_cost;
+	level_add(&e->level[o->level], cpu, wall, o);
+	jp_advisor_judge(e, &j);
+	e->decided = strcmp(j.verdict, "undecided") != 0;
+	LWLockRelease(adv->lock);
+}
+
+/*
+ * After ExecutorEnd: the clocks, the workers' share, the entry.  Puts back
+ * the plan the executor was given.
+ */
+void
+jp_advisor_end_after(QueryDesc *queryDesc)
+{
+	OpenExec	o = open_exec;
+	int64		cpu_end;
+	instr_time	wall;
+	double		cpu_ms;
+
+	jp_advisor_open_query = NULL;
+	if (o.original != NULL)
+		queryDesc->plannedstmt = o.original;
+	if (!cpu_now(&cpu_end))
+	{
+		warn_once(FAILED_CPU_CLOCK);
+		cpu_end = o.cpu_start;
+	}
+	if (o.worker)
+	{
+		pg_atomic_fetch_add_u64(&adv_workers[JP_LEADER_BACKEND_SLOT].cpu_ns,
+								(uint64) Max(cpu_end - o.cpu_start, 0));
+		return;
+	}
+	INSTR_TIME_SET_CURRENT(wall);
+	INSTR_TIME_SUBTRACT(wall, o.wall_start);
+	cpu_ms = (double) (cpu_end - o.cpu_start) / 1e6;
+	if (JP_MY_BACKEND_SLOT > 0 && JP_MY_BACKEND_SLOT < adv_nworkers)
+	{
+		pg_atomic_write_u32(&adv_workers[JP_MY_BACKEND_SLOT].armed, 0);
+		cpu_ms += (double) pg_atomic_exchange_u64(&adv_workers[JP_MY_BACKEND_SLOT].cpu_ns,
+												  0) / 1e6;
+	}
+	record(&o, cpu_ms, INSTR_TIME_GET_MILLISEC(wall));
+}
+
+/*
+ * An execution that did not reach its ExecutorEnd (an error) is not
+ * recorded: at the end of its transaction, or of the subtransaction it
+ * started in, it is forgotten.  (A subtransaction that the query itself
+ * runs, a PL/pgSQL exception block, is deeper and leaves it alone.)  Its
+ * QueryDesc and plan copy belong to memory that goes with it.
+ */
+static void
+forget_open(void)
+{
+	if (jp_advisor_open_query == NULL)
+		return;
+	jp_advisor_open_query = NULL;
+	if (!open_exec.worker && JP_MY_BACKEND_SLOT > 0 && JP_MY_BACKEND_SLOT < adv_nworkers)
+		pg_atomic_write_u32(&adv_workers[JP_MY_BACKEND_SLOT].armed, 0);
+}
+
+static void
+advisor_xact_callback(XactEvent event, void *arg)
+{
+	if (event == XACT_EVENT_COMMIT || event == XACT_EVENT_ABORT ||
+		event == XACT_EVENT_PARALLEL_COMMIT ||
+		event == XACT_EVENT_PARALLEL_ABORT || event == XACT_EVENT_PREPARE)
+		forget_open();
+}
+
+static void
+advisor_subxact_callback(SubXactEvent event, SubTransactionId mySubid,
+						 SubTransactionId parentSubid, void *arg)
+{
+	if (event == SUBXACT_EVENT_ABORT_SUB && jp_advisor_open_query != NULL &&
+		GetCurrentTransactionNestLevel() <= open_exec.nest_level)
+		forget_open();
+}
+
+/* ------------------------------------------------------------------------
+ * Reading
+ * ------------------------------------------------------------------------
+ */
+
+/*
+ * A copy of every entry, in CurrentMemoryContext; allocated before the lock
+ * is taken (the table never holds more than its cap).
+ */
+JpAdvisorEntry *
+jp_advisor_copy(int64 *nentries)
+{
+	JpAdvisorEntry *copy;
+
+	copy = palloc_extended(Max(adv->max_queries, 1) * sizeof(JpAdvisorEntry),
+						   MCXT_ALLOC_HUGE);
+	LWLockAcquire(adv->lock, LW_SHARED);
+	*nentries = adv->nentries;
+	memcpy(copy, adv_entries, adv->nentries * sizeof(JpAdvisorEntry));
+	LWLockRelease(adv->lock);
+	return copy;
+}
+
+void
+jp_advisor_counts(JpAdvisorCounts *c)
+{
+	memset(c, 0, sizeof(*c));
+	c->max_queries = advisor_max_queries;
+	c->entry_bytes = sizeof(JpAdvisorEntry);
+	if (adv == NULL)
+		return;
+	c->shmem_bytes = CACHELINEALIGN(table_memsize()) +
+		CACHELINEALIGN(workers_memsize());
+	LWLockAcquire(adv->lock, LW_SHARED);
+	c->entries = adv->nentries;
+	c->dropped = adv->dropped;
+	c->executions = adv->executions;
+	c->explored = adv->explored;
+	c->cpu_ms = adv->cpu_ms;
+	c->explore_cpu_ms = adv->explore_cpu_ms;
+	c->explore_loss_ms = adv->explore_loss_ms;
+	LWLockRelease(adv->lock);
+}
+
+void
+jp_advisor_reset(void)
+{
+	if (adv == NULL)
+		return;
+	LWLockAcquire(adv->lock, LW_EXCLUSIVE);
+	memset(adv_index, 0, adv->nbuckets * sizeof(int32));
+	adv->nentries = 0;
+	adv->dropped = 0;
+	adv->executions = 0;
+	adv->explored = 0;
+	adv->cpu_ms = 0;
+	adv->explore_cpu_ms = 0;
+	adv->explore_loss_ms = 0;
+	LWLockRelease(adv->lock);
+}
+
+void
+jp_advisor_init(void)
+{
+	DefineCustomEnumVariable("jitprof.jit_advisor",
+							 "Measures whether JIT pays per query, and explores other JIT levels.",
+							 "off records nothing; explore records in-scope executions and runs jitprof.advisor_fraction of them at another JIT level.",
+							 &advisor_mode,
+							 JP_ADVISOR_OFF,
+							 mode_options,
+							 PGC_SUSET,
+							 0,
+							 NULL, assign_mode, NULL);
+	DefineCustomRealVariable("jitprof.advisor_min_cost",
+							 "Plan cost from which the JIT advisor measures an execution.",
+							 "Cheaper statements pay one comparison.",
+							 &advisor_min_cost,
+							 10000.0,
+							 0.0,
+							 DBL_MAX,
+							 PGC_SUSET,
+							 0,
+							 NULL, assign_min_cost, NULL);
+	DefineCustomRealVariable("jitprof.advisor_fraction",
+							 "Share of in-scope executions the JIT advisor runs at another JIT level.",
+							 "A query whose verdict is decided is explored at most once in 100 executions.",
+							 &advisor_fraction,
+							 0.1,
+							 0.0,
+							 1.0,
+							 PGC_SUSET,
+							 0,
+							 NULL, NULL, NULL);
+	DefineCustomRealVariable("jitprof.advisor_max_loss",
+							 "Share of the in-scope CPU time that exploring other JIT levels may lose.",
+							 "Exploration pauses while its loss is above this share.",
+							 &advisor_max_loss,
+							 0.02,
+							 0.0,
+							 1.0,
+							 PGC_SUSET,
+							 0,
+							 NULL, NULL, NULL);
+	DefineCustomEnumVariable("jitprof.debug_advisor_level",
+							 "Runs every in-scope execution at this JIT level in explore mode (for tests).",
+							 NULL,
+							 &advisor_debug_level,
+							 -1,
+							 debug_level_options,
+							 PGC_SUSET,
+							 GUC_NOT_IN_SAMPLE,
+							 NULL, NULL, NULL);
+	set_cutoff(advisor_mode, advisor_min_cost);
+
+	/* without preloading there is no table, and no hook calls us */
+	if (!process_shared_preload_libraries_in_progress)
+		return;
+
+	DefineCustomIntVariable("jitprof.advisor_max_queries",
+							"Maximum number of queries in the JIT advisor's shared table.",
+							"Executions of queries that find no room are counted in jitprof_advisor.dropped.",
+							&advisor_max_queries,
+							1000,
+							10,
+							1000000,
+							PGC_POSTMASTER,
+							0,
+							NULL, NULL, NULL);
+
+	RegisterXactCallback(advisor_xact_callback, NULL);
+	RegisterSubXactCallback(advisor_subxact_callback, NULL);
+	prev_shmem_request_hook = shmem_request_hook;
+	shmem_request_hook = advisor_shmem_request;
+	prev_shmem_startup_hook = shmem_startup_hook;
+	shmem_startup_hook = advisor_shmem_startup;
+}

@@ -1,0 +1,625 @@
+/*-------------------------------------------------------------------------
+ *
+ * store_file.c
+ *	  The hotspot store's statistics file: saved at a clean shutdown, loaded
+ *	  at the next start.
+ *
+ * With jitprof.save on, the postmaster writes the store to
+ * pg_stat/jitprof.stat at clean shutdown (to jitprof.stat.tmp, then renamed
+ * over it) and reads it back (then removes it) at start.  The file has a
+ * magic number, a format version, the entry size and a CRC-32C of
+ * everything; the counters, then the hotspot, plan-node and step rows follow
+ * the header, all data and no pointer.  It is opened without following
+ * symbolic links and without blocking, must be a regular file, and its size
+ * must match the entry count of its header before anything is allocated; a
+ * file failing any check is ignored with a WARNING.  When the file holds
+ * more entries than jitprof.max_hotspots (the setting was lowered), the
+ * entries eviction would keep are loaded, each query's summary row with its
+ * functions, and the rest are counted as evictions and logged.  After a
+ * crash, shared memory is reinitialised and the store starts empty: nothing
+ * is written on a crash, and the last file was removed when it was loaded,
+ * as pg_stat_statements does with its own.  A postmaster killed while saving
+ * is such a crash: the jitprof.stat.tmp it leaves is removed at the next
+ * start, with one LOG line saying that the statistics were lost.
+ *
+ * Both run in the postmaster, when no backend is there to take the lock.
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "common/file_perm.h"
+#include "pgstat.h"
+#include "port/pg_crc32c.h"
+#include "storage/fd.h"
+
+#include "store/store.h"
+#include "store/store_shared.h"
+
+#define STORE_FILE		PGSTAT_STAT_PERMANENT_DIRECTORY "/jitprof.stat"
+#define STORE_TMP_FILE	STORE_FILE ".tmp"
+#define STORE_MAGIC		0x4A505354	/* "JPST" */
+#define STORE_VERSION	4
+/* version 3 files (jitprof 1.1) have no step rows, and a shorter header */
+#define STORE_VERSION_NO_STEPS 3
+
+/*
+ * The counters of StoreShared as a file holds them: data only.  Files that
+ * jitprof 1.1 and earlier builds of format 4 wrote hold the lock's address
+ * in "reserved" (they wrote StoreShared whole).  It was never read back, so
+ * the layout and the format number stay, and either kind of file loads in
+ * either build.
+ */
+typedef struct StoreFileCounters
+{
+	uint64		reserved;		/* zero */
+	JpSamplerHealth health;
+	int64		evictions;
+	TimestampTz stats_reset;
+	/* added in file version 4: keep it last (see jp_store_load) */
+	int64		steps_dropped;
+} StoreFileCounters;
+
+/* StoreFileCounters as a version 3 file has it */
+#define STORE_COUNTERS_SIZE_V3	offsetof(StoreFileCounters, steps_dropped)
+
+/* a query's summary row in a saved file, found by its key */
+typedef struct SavedSummary
+{
+	JpStoreKey	key;
+	JpStoreEntry *entry;
+} SavedSummary;
+
+typedef struct StoreFileHeader
+{
+	uint32		magic;
+	uint32		version;
+	uint32		entry_size;
+	uint32		max_symbol;
+	int64		nentries;
+	uint32		node_entry_size;
+	uint32		padding;
+	int64		nnodes;			/* plan-node rows after the entries */
+	/* added in file version 4: keep them last (see jp_store_load) */
+	uint32		step_entry_size;
+	uint32		padding2;
+	int64		nsteps;			/* step rows after the plan-node rows */
+} StoreFileHeader;
+
+/* StoreFileHeader as a version 3 file has it */
+#define STORE_HEADER_SIZE_V3	offsetof(StoreFileHeader, step_entry_size)
+
+/*
+ * Fill the empty store from the "n" entries of a saved file, keeping at most
+ * jitprof.max_hotspots of them.  When the file has more (the setting was
+ * lowered since it was written), the entries kept are the ones eviction
+ * would keep: most samples first, most recently seen first among equals.
+ * A function row is kept only together with its query's summary row, when
+ * the file has one, so that jitprof_queries never shows a query's functions
+ * without its executions.  Returns the number of entries dropped.
+ */
+static int64
+store_fill(JpStoreEntry *entries, int64 n)
+{
+	JpStoreEntry **order;
+	HTAB	   *summaries;
+	HASHCTL		ctl;
+	int64		kept = 0;
+
+	order = palloc_extended(Max(n, 1) * sizeof(JpStoreEntry *),
+							MCXT_ALLOC_HUGE | MCXT_ALLOC_NO_OOM);
+	if (order == NULL)
+		return n;
+
+	ctl.keysize = sizeof(JpStoreKey);
+	ctl.entrysize = sizeof(SavedSummary);
+	ctl.hcxt = CurrentMemoryContext;
+	summaries = hash_create("jitprof saved summaries", 256, &ctl,
+							HASH_ELEM | HASH_BLOBS | HASH_CONTEXT);
+
+	for (int64 i = 0; i < n; i++)
+	{
+		JpStoreEntry *e = &entries[i];
+
+		e->node_type[JP_NODE_TYPE_LEN - 1] = '\0';
+		e->role[JP_ROLE_LEN - 1] = '\0';
+		e->symbol[JP_SYMBOL_LEN - 1] = '\0';
+		order[i] = e;
+		if (e->key.discriminator == 0)
+		{
+			SavedSummary *saved = hash_search(summaries, &e->key,
+											  HASH_ENTER, NULL);
+
+			saved->entry = e;
+		}
+	}
+
+	/* the ones eviction would take last come first */
+	qsort(order, n, sizeof(JpStoreEntry *), jp_store_keep_cmp);
+
+	for (int64 i = 0; i < n && kept < jitprof_max_hotspots; i++)
+	{
+		JpStoreEntry *e = order[i];
+		JpStoreEntry *entry;
+		bool		found;
+
+		if (hash_search(jp_hotspot_hash, &e->key, HASH_FIND, NULL) != NULL)
+			continue;			/* a summary row taken with a function */
+
+		if (e->key.discriminator != 0)
+		{
+			JpStoreKey	skey = e->key;
+			SavedSummary *saved;
+
+			skey.plan_node_id = -1;
+			skey.discriminator = 0;
+			saved = hash_search(summaries, &skey, HASH_FIND, NULL);
+			if (saved != NULL &&
+				hash_search(jp_hotspot_hash, &skey, HASH_FIND, NULL) == NULL)
+			{
+				if (kept + 2 > jitprof_max_hotspots)
+					continue;	/* no room for both */
+				entry = hash_search(jp_hotspot_hash, &skey, HASH_ENTER_NULL, &found);
+				if (entry == NULL)
+					break;
+				*entry = *saved->entry;
+				kept++;
+			}
+		}
+
+		entry = hash_search(jp_hotspot_hash, &e->key, HASH_ENTER_NULL, &found);
+		if (entry == NULL)
+			break;
+		*entry = *e;
+		kept++;
+	}
+
+	hash_destroy(summaries);
+	pfree(order);
+	return n - kept;
+}
+
+/*
+ * Load the saved plan-node rows of the queries store_fill() kept, as many
+ * as jitprof.max_plan_nodes allows (the rest count as plan_nodes_dropped).
+ */
+static void
+fill_nodes(JpStoreNodeEntry *nodes, int64 n)
+{
+	for (int64 i = 0; i < n; i++)
+	{
+		JpStoreNodeEntry *e = &nodes[i];
+		JpStoreNodeEntry *entry;
+		bool		found;
+
+		e->node_type[JP_NODE_TYPE_LEN - 1] = '\0';
+		e->label[JP_LABEL_LEN - 1] = '\0';
+		if (jp_store_node_query(&e->key) == NULL)
+			continue;			/* gone with its query */
+		if (hash_get_num_entries(jp_node_hash) >= jitprof_max_plan_nodes ||
+			(entry = hash_search(jp_node_hash, &e->key, HASH_ENTER_NULL,
+								 &found)) == NULL)
+		{
+			jp_store_header->health.plan_nodes_dropped++;
+			continue;
+		}
+		*entry = *e;
+	}
+}
+
+/*
+ * Fill the step table from a saved file's step rows: those whose function
+ * was loaded, as many as jitprof.max_steps allows (the rest count as
+ * steps_dropped).
+ */
+static void
+fill_steps(JpStoreStepEntry *steps, int64 n)
+{
+	for (int64 i = 0; i < n; i++)
+	{
+		JpStoreStepEntry *e = &steps[i];
+		JpStoreStepEntry *entry;
+		bool		found;
+
+		e->opcode[JP_OPCODE_LEN - 1] = '\0';
+		e->detail[JP_DETAIL_LEN - 1] = '\0';
+		e->key.padding = 0;
+		if (jp_store_step_function(&e->key) == NULL)
+			continue;			/* gone with its function */
+		if (hash_get_num_entries(jp_step_hash) >= jitprof_max_steps ||
+			(entry = hash_search(jp_step_hash, &e->key, HASH_ENTER_NULL,
+								 &found)) == NULL)
+		{
+			jp_store_header->steps_dropped++;
+			continue;
+		}
+		*entry = *e;
+	}
+}
+
+/*
+ * Report a saved statistics file that cannot be used, and remove it.
+ * "detail" says why, in full sentences marked with gettext_noop.
+ */
+static void
+store_file_bad(const char *detail)
+{
+	ereport(WARNING,
+			(errmsg("ignoring jitprof statistics file \"%s\" because it is corrupt or was written by another version of jitprof",
+					STORE_FILE),
+			 errdetail_internal("%s", _(detail))));
+	unlink(STORE_FILE);
+}
+
+/* read() exactly len bytes */
+static bool
+read_all(int fd, void *buf, size_t len)
+{
+	char	   *p = buf;
+
+	while (len > 0)
+	{
+		ssize_t		n = read(fd, p, len);
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			return false;
+		p += n;
+		len -= n;
+	}
+	return true;
+}
+
+/*
+ * Remove the temporary file of a save that did not finish (the postmaster
+ * was killed while writing it), and say so: the statistics it was writing
+ * are lost.  Only the postmaster writes it, at shutdown, so any regular file
+ * there at start is such a leftover; anything else there is not jitprof's,
+ * and the next save replaces it.  Returns whether there was one.
+ */
+static bool
+remove_interrupted_save(void)
+{
+	struct stat st;
+
+	if (lstat(STORE_TMP_FILE, &st) != 0 || !S_ISREG(st.st_mode))
+		return false;
+	if (unlink(STORE_TMP_FILE) != 0)
+	{
+		ereport(LOG,
+				(errcode_for_file_access(),
+				 errmsg("could not remove incomplete jitprof statistics file \"%s\": %m",
+						STORE_TMP_FILE)));
+		return false;
+	}
+	return true;
+}
+
+/*
+ * Read the file saved at the last clean shutdown.  Runs in the postmaster
+ * before any backend exists, so no lock is needed.  Anything wrong with the
+ * file is a WARNING and an empty store, never an error and never a wait:
+ * the file is opened without following symbolic links and without blocking
+ * (a FIFO there would otherwise block start-up until someone writes to it),
+ * and must be a regular file whose size is exactly what its header
+ * announces before anything is allocated from that header.
+ */
+void
+jp_store_load(void)
+{
+	int			fd;
+	struct stat st;
+	StoreFileHeader header;
+	pg_crc32c	crc;
+	pg_crc32c	file_crc;
+	JpStoreEntry *entries = NULL;
+	JpStoreNodeEntry *nodes = NULL;
+	JpStoreStepEntry *steps = NULL;
+	StoreFileCounters saved;
+	size_t		header_size;
+	size_t		counters_size;
+	uint64		expected;
+	int64		dropped;
+	bool		interrupted = remove_interrupted_save();
+	int			open_errno;
+
+	fd = OpenTransientFile(STORE_FILE,
+						   O_RDONLY | O_NONBLOCK | O_NOFOLLOW | PG_BINARY);
+	open_errno = errno;
+	/* jitprof.stat is there only if the last start did not load it */
+	if (interrupted)
+		ereport(LOG,
+				(errmsg("removed incomplete jitprof statistics file \"%s\" left by an interrupted save",
+						STORE_TMP_FILE),
+				 fd < 0 ?
+				 errdetail("The statistics the server held when it last stopped were lost. Hotspot statistics start empty.") :
+				 errdetail("The statistics the server held when it last stopped were lost. Hotspot statistics are read from the older file \"%s\".",
+						   STORE_FILE)));
+	if (fd < 0)
+	{
+		errno = open_errno;
+		if (errno == ELOOP)
+			ereport(WARNING,
+					(errmsg("ignoring jitprof statistics file \"%s\" because it is a symbolic link",
+							STORE_FILE),
+					 errdetail("Hotspot statistics start empty."),
+					 errhint("Remove the symbolic link.")));
+		else if (errno != ENOENT)
+			ereport(WARNING,
+					(errcode_for_file_access(),
+					 errmsg("could not open jitprof statistics file \"%s\": %m",
+							STORE_FILE),
+					 errdetail("Hotspot statistics start empty.")));
+		return;
+	}
+	if (fstat(fd, &st) != 0)
+	{
+		ereport(WARNING,
+				(errcode_for_file_access(),
+				 errmsg("could not stat jitprof statistics file \"%s\": %m",
+						STORE_FILE),
+				 errdetail("Hotspot statistics start empty.")));
+		CloseTransientFile(fd);
+		return;
+	}
+	if (!S_ISREG(st.st_mode))
+	{
+		ereport(WARNING,
+				(errmsg("ignoring jitprof statistics file \"%s\" because it is not a regular file",
+						STORE_FILE),
+				 errdetail("Hotspot statistics start empty."),
+				 errhint("Remove \"%s\"; jitprof writes a regular file there at the next clean shutdown.",
+						 STORE_FILE)));
+		CloseTransientFile(fd);
+		return;
+	}
+
+	/* a version 3 file's header is the first part of today's */
+	memset(&header, 0, sizeof(header));
+	if (st.st_size < (off_t) STORE_HEADER_SIZE_V3 ||
+		!read_all(fd, &header, STORE_HEADER_SIZE_V3))
+	{
+		store_file_bad(gettext_noop("The file is shorter than its header. It has been removed, and hotspot statistics start empty."));
+		goto done;
+	}
+	header_size = STORE_HEADER_SIZE_V3;
+	counters_size = STORE_COUNTERS_SIZE_V3;
+	if (header.magic == STORE_MAGIC && header.version == STORE_VERSION)
+	{
+		header_size = sizeof(header);
+		counters_size = sizeof(StoreFileCounters);
+		if (st.st_size < (off_t) header_size ||
+			!read_all(fd, (char *) &header + STORE_HEADER_SIZE_V3,
+					  header_size - STORE_HEADER_SIZE_V3))
+		{
+			store_file_bad(gettext_noop("The file is shorter than its header. It has been removed, and hotspot statistics start empty."));
+			goto done;
+		}
+	}
+	if (header.magic != STORE_MAGIC ||
+		(header.version != STORE_VERSION &&
+		 header.version != STORE_VERSION_NO_STEPS) ||
+		header.entry_size != sizeof(JpStoreEntry) ||
+		header.max_symbol != JP_SYMBOL_LEN ||
+		header.node_entry_size != sizeof(JpStoreNodeEntry) ||
+		(header.version == STORE_VERSION &&
+		 header.step_entry_size != sizeof(JpStoreStepEntry)))
+	{
+		store_file_bad(gettext_noop("The file header has the wrong magic number, version or entry size. It has been removed, and hotspot statistics start empty."));
+		goto done;
+	}
+
+	/* trust the entry count only if the file's size agrees with it */
+	expected = header_size + counters_size + sizeof(pg_crc32c);
+	if (header.nentries < 0 || header.nnodes < 0 || header.nsteps < 0 ||
+		header.nentries > (int64) ((PG_INT64_MAX / 4 - expected) / sizeof(JpStoreEntry)) ||
+		header.nnodes > (int64) ((PG_INT64_MAX / 4) / sizeof(JpStoreNodeEntry)) ||
+		header.nsteps > (int64) ((PG_INT64_MAX / 4) / sizeof(JpStoreStepEntry)) ||
+		(uint64) st.st_size != expected +
+		(uint64) header.nentries * sizeof(JpStoreEntry) +
+		(uint64) header.nnodes * sizeof(JpStoreNodeEntry) +
+		(uint64) header.nsteps * sizeof(JpStoreStepEntry))
+	{
+		ereport(WARNING,
+				(errmsg("ignoring jitprof statistics file \"%s\" because it is corrupt or was written by another version of jitprof",
+						STORE_FILE),
+				 errdetail("The file is %lld bytes long, which does not match the %lld entries its header announces. It has been removed, and hotspot statistics start empty.",
+						   (long long) st.st_size, (long long) header.nentries)));
+		unlink(STORE_FILE);
+		goto done;
+	}
+
+	INIT_CRC32C(crc);
+	COMP_CRC32C(crc, &header, header_size);
+	memset(&saved, 0, sizeof(saved));
+	if (!read_all(fd, &saved, counters_size))
+	{
+		store_file_bad(gettext_noop("The file could not be read completely. It has been removed, and hotspot statistics start empty."));
+		goto done;
+	}
+	COMP_CRC32C(crc, &saved, counters_size);
+
+	entries = palloc_extended(Max(header.nentries, 1) * sizeof(JpStoreEntry),
+							  MCXT_ALLOC_HUGE | MCXT_ALLOC_NO_OOM);
+	nodes = palloc_extended(Max(header.nnodes, 1) * sizeof(JpStoreNodeEntry),
+							MCXT_ALLOC_HUGE | MCXT_ALLOC_NO_OOM);
+	steps = palloc_extended(Max(header.nsteps, 1) * sizeof(JpStoreStepEntry),
+							MCXT_ALLOC_HUGE | MCXT_ALLOC_NO_OOM);
+	if (entries == NULL || nodes == NULL || steps == NULL)
+	{
+		ereport(WARNING,
+				(errcode(ERRCODE_OUT_OF_MEMORY),
+				 errmsg("ignoring jitprof statistics file \"%s\" because there is not enough memory to read it",
+						STORE_FILE),
+				 errdetail("The file has been removed, and hotspot statistics start empty.")));
+		unlink(STORE_FILE);
+		goto done;
+	}
+	if (!read_all(fd, entries, header.nentries * sizeof(JpStoreEntry)) ||
+		!read_all(fd, nodes, header.nnodes * sizeof(JpStoreNodeEntry)) ||
+		!read_all(fd, steps, header.nsteps * sizeof(JpStoreStepEntry)) ||
+		!read_all(fd, &file_crc, sizeof(file_crc)))
+	{
+		store_file_bad(gettext_noop("The file could not be read completely. It has been removed, and hotspot statistics start empty."));
+		goto done;
+	}
+	COMP_CRC32C(crc, entries, header.nentries * sizeof(JpStoreEntry));
+	COMP_CRC32C(crc, nodes, header.nnodes * sizeof(JpStoreNodeEntry));
+	COMP_CRC32C(crc, steps, header.nsteps * sizeof(JpStoreStepEntry));
+	FIN_CRC32C(crc);
+	if (!EQ_CRC32C(crc, file_crc))
+	{
+		store_file_bad(gettext_noop("The file's checksum does not match its contents. It has been removed, and hotspot statistics start empty."));
+		goto done;
+	}
+
+	jp_store_header->health = saved.health;
+	jp_store_header->evictions = saved.evictions;
+	jp_store_header->stats_reset = saved.stats_reset;
+	jp_store_header->steps_dropped = saved.steps_dropped;
+	dropped = store_fill(entries, header.nentries);
+	fill_nodes(nodes, header.nnodes);
+	fill_steps(steps, header.nsteps);
+	if (dropped > 0)
+	{
+		jp_store_header->evictions += dropped;
+		ereport(LOG,
+				(errmsg("dropped %lld of %lld saved jitprof hotspot entries because jitprof.max_hotspots is %d",
+						(long long) dropped, (long long) header.nentries,
+						jitprof_max_hotspots),
+				 errdetail("The entries with the fewest samples were dropped, as eviction would have done, and are counted as evictions.")));
+	}
+	unlink(STORE_FILE);
+
+done:
+	if (entries)
+		pfree(entries);
+	if (nodes)
+		pfree(nodes);
+	if (steps)
+		pfree(steps);
+	CloseTransientFile(fd);
+}
+
+#define SAVE_BUF_SIZE	(64 * 1024)
+
+/*
+ * Append every entry of "hash" (entry_size bytes each) to the statistics
+ * file and to its checksum, through buf (SAVE_BUF_SIZE bytes), whose first
+ * *len bytes are still to be written; the tail stays there for the caller.
+ * False if a write failed (errno says why).
+ */
+static bool
+save_table(int fd, HTAB *hash, Size entry_size, char *buf, size_t *len,
+		   pg_crc32c *crc)
+{
+	HASH_SEQ_STATUS status;
+	void	   *entry;
+
+	hash_seq_init(&status, hash);
+	while ((entry = hash_seq_search(&status)) != NULL)
+	{
+		if (*len + entry_size > SAVE_BUF_SIZE)
+		{
+			if (!jp_write_all(fd, buf, *len))
+			{
+				hash_seq_term(&status);
+				return false;
+			}
+			*len = 0;
+		}
+		COMP_CRC32C(*crc, entry, entry_size);
+		memcpy(buf + *len, entry, entry_size);
+		*len += entry_size;
+	}
+	return true;
+}
+
+/*
+ * Write the store at postmaster shutdown.  Only a clean shutdown (code 0)
+ * writes; after a crash the shared memory may be inconsistent.  The
+ * temporary file is created afresh (O_EXCL, no symbolic links), so that
+ * nothing left at its path, a FIFO say, can make shutdown wait.
+ */
+void
+jp_store_save(int code, Datum arg)
+{
+	int			fd;
+	struct stat st;
+	char		buf[SAVE_BUF_SIZE];
+	size_t		len = 0;
+	StoreFileHeader header;
+	StoreFileCounters counters;
+	pg_crc32c	crc;
+
+	if (code != 0 || !jitprof_save || jp_store_header == NULL)
+		return;
+
+	(void) unlink(STORE_TMP_FILE);
+	fd = OpenTransientFilePerm(STORE_TMP_FILE,
+							   O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | PG_BINARY,
+							   pg_file_create_mode);
+	if (fd < 0)
+		goto error;
+
+	memset(&header, 0, sizeof(header));
+	header.magic = STORE_MAGIC;
+	header.version = STORE_VERSION;
+	header.entry_size = sizeof(JpStoreEntry);
+	header.max_symbol = JP_SYMBOL_LEN;
+	header.nentries = hash_get_num_entries(jp_hotspot_hash);
+	header.node_entry_size = sizeof(JpStoreNodeEntry);
+	header.nnodes = hash_get_num_entries(jp_node_hash);
+	header.step_entry_size = sizeof(JpStoreStepEntry);
+	header.nsteps = hash_get_num_entries(jp_step_hash);
+
+	memset(&counters, 0, sizeof(counters));
+	counters.health = jp_store_header->health;
+	counters.evictions = jp_store_header->evictions;
+	counters.stats_reset = jp_store_header->stats_reset;
+	counters.steps_dropped = jp_store_header->steps_dropped;
+
+	INIT_CRC32C(crc);
+	COMP_CRC32C(crc, &header, sizeof(header));
+	COMP_CRC32C(crc, &counters, sizeof(counters));
+	if (!jp_write_all(fd, &header, sizeof(header)) ||
+		!jp_write_all(fd, &counters, sizeof(counters)))
+		goto error;
+	if (!save_table(fd, jp_hotspot_hash, sizeof(JpStoreEntry), buf, &len, &crc) ||
+		!save_table(fd, jp_node_hash, sizeof(JpStoreNodeEntry), buf, &len, &crc) ||
+		!save_table(fd, jp_step_hash, sizeof(JpStoreStepEntry), buf, &len, &crc))
+		goto error;
+	FIN_CRC32C(crc);
+	if (!jp_write_all(fd, buf, len) ||
+		!jp_write_all(fd, &crc, sizeof(crc)))
+		goto error;
+	if (CloseTransientFile(fd) != 0)
+	{
+		fd = -1;
+		goto error;
+	}
+
+	/*
+	 * durable_rename() opens and fsyncs what it replaces; a FIFO or other
+	 * special file left there (start-up ignored it with a WARNING) would make
+	 * it fail, so remove it first.
+	 */
+	if (lstat(STORE_FILE, &st) == 0 && !S_ISREG(st.st_mode))
+		(void) unlink(STORE_FILE);
+	(void) durable_rename(STORE_TMP_FILE, STORE_FILE, LOG);
+	return;
+
+error:
+	ereport(LOG,
+			(errcode_for_file_access(),
+			 errmsg("could not write jitprof statistics file \"%s\": %m",
+					STORE_TMP_FILE)));
+	if (fd >= 0)
+		CloseTransientFile(fd);
+	unlink(STORE_TMP_FILE);
+}

@@ -1,0 +1,42 @@
+/*-------------------------------------------------------------------------
+ *
+ * plan_rows.h
+ *	  Inside the views folder: the plan-node rows, copied out of the store
+ *	  with their totals (plan_nodes.c), for jitprof_plan_nodes,
+ *	  jitprof_explain (plan_explain.c) and jitprof_folded (plan_folded.c).
+ *	  Other folders include views/views.h only.
+ *
+ *-------------------------------------------------------------------------
+ */
+#ifndef JITPROF_VIEWS_PLAN_ROWS_H
+#define JITPROF_VIEWS_PLAN_ROWS_H
+
+#include "store/store.h"
+
+/* one plan node's row, copied out of the store */
+typedef struct NodeRow
+{
+	JpStoreNodeEntry e;
+	int64		total_samples;
+	int64		query_samples;
+	bool		visible;
+	int			up;				/* its parent's row, or -1 */
+} NodeRow;
+
+/* one query's summary, copied out of the store */
+typedef struct QueryRow
+{
+	JpStoreKey	key;
+	int64		executions;
+	int64		query_samples;
+} QueryRow;
+
+/* plan_nodes.c */
+extern NodeRow *jp_plan_rows_copy_after(const JpStoreEntry *entries,
+										int64 nentries, bool one_query,
+										int64 queryid, int *nrows,
+										QueryRow **queries, int *nqueries);
+extern NodeRow *jp_plan_rows_copy(bool one_query, int64 queryid, int *nrows,
+								  QueryRow **queries, int *nqueries);
+
+#endif							/* JITPROF_VIEWS_PLAN_ROWS_H */
