@@ -82,6 +82,18 @@ jp_merge_actions(ResultRelInfo *rri, int kind)
 #define JP_LEADER_BACKEND_SLOT ParallelLeaderBackendId
 #endif
 
+/*
+ * 18 adds strict function-call steps specialised for one and two arguments
+ * (EEOP_FUNCEXPR_STRICT_1, _2), with the same d.func data as the others.
+ * For files that include executor/execExpr.h.
+ */
+#if PG_VERSION_NUM >= 180000
+#define JP_EEOP_IS_STRICT_CALL_N(opcode) \
+	((opcode) == EEOP_FUNCEXPR_STRICT_1 || (opcode) == EEOP_FUNCEXPR_STRICT_2)
+#else
+#define JP_EEOP_IS_STRICT_CALL_N(opcode) false
+#endif
+
 /* JumbleQuery() lost its query text in 16, which jumbles utility trees */
 #if PG_VERSION_NUM >= 160000
 #define jp_jumble_query(query, query_string) JumbleQuery(query)
