@@ -21,7 +21,7 @@ use JitprofCrashes qw(expect_signal);
 
 our @EXPORT = qw(jitprof_node jitprof_conf status_value build_test_module
   maps_of pkglibdir kill_backend llvm_config llvm_tool llvmjit_libllvm
-  background_session seqscan_calls_execscan);
+  background_session seqscan_calls_execscan strict_call2_step);
 
 # The regression suite's settings, as a string for append_conf.
 sub jitprof_conf
@@ -125,6 +125,18 @@ sub seqscan_calls_execscan
 	my $inc = `$pg_config --includedir-server`;
 	chomp $inc;
 	return !-e "$inc/executor/execScan.h";
+}
+
+# The opcode of a strict two-argument function call step (float8mul's):
+# PostgreSQL 18 has steps specialised by argument count
+# (EEOP_FUNCEXPR_STRICT_2), read from the installed executor/execExpr.h.
+sub strict_call2_step
+{
+	my $pg_config = $ENV{JITPROF_BUILD_PG_CONFIG} // 'pg_config';
+	my $inc = `$pg_config --includedir-server`;
+	chomp $inc;
+	my $h = slurp_file("$inc/executor/execExpr.h");
+	return $h =~ /\bEEOP_FUNCEXPR_STRICT_2\b/ ? 'EEOP_FUNCEXPR_STRICT_2' : 'EEOP_FUNCEXPR_STRICT';
 }
 
 # /proc/<pid>/maps of a process, as one string.
