@@ -156,7 +156,8 @@ LLVM_CXXFLAGS_USED := $(filter-out -O% -g% -W% -I%,$(shell $(JITPROF_LLVM_CONFIG
 # The C files need LLVM's include path for jit/llvmjit.h (llvm-c types); only
 # jitprof_llvm.so links LLVM.  jitprof's own headers are included as
 # "layer/header.h" from src/, which comes first.  LLVM's headers are system
-# headers (-isystem): LLVM 19's trip warnings of newer compilers.
+# headers (-isystem): LLVM 19's and 21's trip warnings of newer compilers
+# (21's -Wredundant-move in Orc/Core.h under gcc 16).
 PG_CPPFLAGS = -I$(srcdir)/src -isystem $(LLVM_INCLUDEDIR) '-DPGDLLEXPORT=__attribute__((visibility("default")))'
 PG_CFLAGS = -fvisibility=hidden
 # -fno-rtti: jitprof's C++ needs no RTTI (the compiler refuses dynamic_cast

@@ -66,7 +66,6 @@
 #include "miscadmin.h"
 #include "port/atomics.h"
 #include "portability/instr_time.h"
-#include "storage/backendid.h"
 #include "storage/ipc.h"
 #include "storage/lwlock.h"
 #include "storage/shmem.h"
@@ -431,9 +430,9 @@ choose_level(const JpAdvisorKey *key, int pg_level, int pg_flags)
 static void
 worker_start(QueryDesc *queryDesc)
 {
-	if (adv_workers == NULL || ParallelLeaderBackendId <= 0 ||
-		ParallelLeaderBackendId >= adv_nworkers ||
-		pg_atomic_read_u32(&adv_workers[ParallelLeaderBackendId].armed) == 0 ||
+	if (adv_workers == NULL || JP_LEADER_BACKEND_SLOT <= 0 ||
+		JP_LEADER_BACKEND_SLOT >= adv_nworkers ||
+		pg_atomic_read_u32(&adv_workers[JP_LEADER_BACKEND_SLOT].armed) == 0 ||
 		jp_advisor_open_query != NULL)
 		return;
 	memset(&open_exec, 0, sizeof(open_exec));
@@ -503,10 +502,10 @@ jp_advisor_start(QueryDesc *queryDesc, int eflags, bool toplevel)
 		return;
 	}
 	INSTR_TIME_SET_CURRENT(o.wall_start);
-	if (MyBackendId > 0 && MyBackendId < adv_nworkers)
+	if (JP_MY_BACKEND_SLOT > 0 && JP_MY_BACKEND_SLOT < adv_nworkers)
 	{
-		pg_atomic_write_u64(&adv_workers[MyBackendId].cpu_ns, 0);
-		pg_atomic_write_u32(&adv_workers[MyBackendId].armed, 1);
+		pg_atomic_write_u64(&adv_workers[JP_MY_BACKEND_SLOT].cpu_ns, 0);
+		pg_atomic_write_u32(&adv_workers[JP_MY_BACKEND_SLOT].armed, 1);
 	}
 	open_exec = o;
 	jp_advisor_open_query = queryDesc;
@@ -600,17 +599,17 @@ jp_advisor_end_after(QueryDesc *queryDesc)
 	}
 	if (o.worker)
 	{
-		pg_atomic_fetch_add_u64(&adv_workers[ParallelLeaderBackendId].cpu_ns,
+		pg_atomic_fetch_add_u64(&adv_workers[JP_LEADER_BACKEND_SLOT].cpu_ns,
 								(uint64) Max(cpu_end - o.cpu_start, 0));
 		return;
 	}
 	INSTR_TIME_SET_CURRENT(wall);
 	INSTR_TIME_SUBTRACT(wall, o.wall_start);
 	cpu_ms = (double) (cpu_end - o.cpu_start) / 1e6;
-	if (MyBackendId > 0 && MyBackendId < adv_nworkers)
+	if (JP_MY_BACKEND_SLOT > 0 && JP_MY_BACKEND_SLOT < adv_nworkers)
 	{
-		pg_atomic_write_u32(&adv_workers[MyBackendId].armed, 0);
-		cpu_ms += (double) pg_atomic_exchange_u64(&adv_workers[MyBackendId].cpu_ns,
+		pg_atomic_write_u32(&adv_workers[JP_MY_BACKEND_SLOT].armed, 0);
+		cpu_ms += (double) pg_atomic_exchange_u64(&adv_workers[JP_MY_BACKEND_SLOT].cpu_ns,
 												  0) / 1e6;
 	}
 	record(&o, cpu_ms, INSTR_TIME_GET_MILLISEC(wall));
@@ -629,8 +628,8 @@ forget_open(void)
 	if (jp_advisor_open_query == NULL)
 		return;
 	jp_advisor_open_query = NULL;
-	if (!open_exec.worker && MyBackendId > 0 && MyBackendId < adv_nworkers)
-		pg_atomic_write_u32(&adv_workers[MyBackendId].armed, 0);
+	if (!open_exec.worker && JP_MY_BACKEND_SLOT > 0 && JP_MY_BACKEND_SLOT < adv_nworkers)
+		pg_atomic_write_u32(&adv_workers[JP_MY_BACKEND_SLOT].armed, 0);
 }
 
 static void

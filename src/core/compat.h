@@ -20,10 +20,8 @@
 #ifndef JITPROF_COMPAT_H
 #define JITPROF_COMPAT_H
 
-#include "common/hashfn.h"
 #include "fmgr.h"
 #include "nodes/execnodes.h"
-#include "nodes/plannodes.h"
 
 /* IsQueryIdEnabled(), EnableQueryId(), compute_query_id: moved in 16 */
 #if PG_VERSION_NUM >= 160000
@@ -70,47 +68,164 @@ jp_merge_actions(ResultRelInfo *rri, int kind)
 #endif
 
 /*
- * The query ID the core gives utility statement pstmt (whose queryId
- * pg_stat_statements may have zeroed), as pg_stat_statements keys it: 15
- * hashes the statement's text, 16 and later jumble its parse tree as a
- * utility Query, the tree that parse analysis jumbled.
+ * This backend's slot among the regular backends, and its parallel leader's,
+ * 1-based as 15's BackendId (0 for none): 17 numbers processes from 0
+ * (ProcNumber, INVALID_PROC_NUMBER = -1), below MaxBackends for backends.
  */
-#if PG_VERSION_NUM >= 160000
-static inline uint64
-jp_utility_query_id(PlannedStmt *pstmt, const char *query_string)
-{
-	Query	   *query = makeNode(Query);
-	JumbleState *jstate;
-	uint64		queryid;
-
-	query->commandType = CMD_UTILITY;
-	query->utilityStmt = pstmt->utilityStmt;
-	query->stmt_location = pstmt->stmt_location;
-	query->stmt_len = pstmt->stmt_len;
 #if PG_VERSION_NUM >= 170000
-	jstate = JumbleQuery(query);
+#include "storage/procnumber.h"
+#define JP_MY_BACKEND_SLOT (MyProcNumber + 1)
+#define JP_LEADER_BACKEND_SLOT (ParallelLeaderProcNumber + 1)
 #else
-	jstate = JumbleQuery(query, query_string);
+#include "storage/backendid.h"
+#define JP_MY_BACKEND_SLOT MyBackendId
+#define JP_LEADER_BACKEND_SLOT ParallelLeaderBackendId
 #endif
-	queryid = query->queryId;
-	pfree(jstate->jumble);
-	pfree(jstate->clocations);
-	pfree(jstate);
-	pfree(query);
-	return queryid;
+
+/*
+ * 18 adds strict function-call steps specialised for one and two arguments
+ * (EEOP_FUNCEXPR_STRICT_1, _2), with the same d.func data as the others.
+ * For files that include executor/execExpr.h.
+ */
+#if PG_VERSION_NUM >= 180000
+#define JP_EEOP_IS_STRICT_CALL_N(opcode) \
+	((opcode) == EEOP_FUNCEXPR_STRICT_1 || (opcode) == EEOP_FUNCEXPR_STRICT_2)
+#else
+#define JP_EEOP_IS_STRICT_CALL_N(opcode) false
+#endif
+
+/* JumbleQuery() lost its query text in 16, which jumbles utility trees */
+#if PG_VERSION_NUM >= 160000
+#define jp_jumble_query(query, query_string) JumbleQuery(query)
+#else
+#define jp_jumble_query(query, query_string) JumbleQuery(query, query_string)
+#endif
+
+/*
+ * PostgreSQL 18.
+ *
+ * The executor hook lost its execute_once argument.  JP_EXECUTOR_RUN_PARAMS
+ * declares a hook's parameters (queryDesc, direction, count and, before 18,
+ * execute_once) and JP_EXECUTOR_RUN_ARGS passes them on.
+ */
+#if PG_VERSION_NUM >= 180000
+#define JP_EXECUTOR_RUN_PARAMS \
+	QueryDesc *queryDesc, ScanDirection direction, uint64 count
+#define JP_EXECUTOR_RUN_ARGS queryDesc, direction, count
+#else
+#define JP_EXECUTOR_RUN_PARAMS \
+	QueryDesc *queryDesc, ScanDirection direction, uint64 count, \
+	bool execute_once
+#define JP_EXECUTOR_RUN_ARGS queryDesc, direction, count, execute_once
+#endif
+
+/*
+ * Where the run-time pruning of an Append or MergeAppend is described: 18
+ * keeps every node's PartitionPruneInfo in one list of the EState, and the
+ * node holds its index there (-1 for none).
+ */
+#if PG_VERSION_NUM >= 180000
+static inline PartitionPruneInfo *
+jp_prune_info_at(EState *estate, int index)
+{
+	if (index < 0 || index >= list_length(estate->es_part_prune_infos))
+		return NULL;
+	return list_nth_node(PartitionPruneInfo, estate->es_part_prune_infos,
+						 index);
+}
+#define jp_part_prune_info(ps, node) \
+	jp_prune_info_at((ps)->state, (node)->part_prune_index)
+#else
+#define jp_part_prune_info(ps, node) ((node)->part_prune_info)
+#endif
+
+/*
+ * Hashing became compiled expressions in 18 (ExecBuildHash32Expr and
+ * ExecBuildHash32FromAttrs): a hash join's outer side and its Hash node each
+ * compute all their keys' hash in one ExprState, where 15 and 17 compiled one
+ * ExprState per key and hashed with function calls; a TupleHashTable hashes
+ * with tab_hash_expr, and a hashed SubPlan its left-hand row with
+ * lhs_hash_expr.  These say whether "state" is one of those; before 18 the
+ * last three never are.
+ */
+#if PG_VERSION_NUM >= 180000
+static inline bool
+jp_is_outer_hash(HashJoinState *hj, ExprState *state)
+{
+	return hj->hj_OuterHash == state;
+}
+
+static inline bool
+jp_is_inner_hash(HashState *hs, ExprState *state)
+{
+	return hs->hash_expr == state;
+}
+
+static inline bool
+jp_is_table_hash(TupleHashTable table, ExprState *state)
+{
+	return table != NULL && table->tab_hash_expr == state;
+}
+
+static inline bool
+jp_is_subplan_left_hash(SubPlanState *sstate, ExprState *state)
+{
+	return sstate->lhs_hash_expr == state;
 }
 #else
-static inline uint64
-jp_utility_query_id(PlannedStmt *pstmt, const char *query_string)
+static inline bool
+jp_is_outer_hash(HashJoinState *hj, ExprState *state)
 {
-	int			location = pstmt->stmt_location;
-	int			len = pstmt->stmt_len;
-	const char *sql = CleanQuerytext(query_string, &location, &len);
-	uint64		queryid;
+	return list_member_ptr(hj->hj_OuterHashKeys, state);
+}
 
-	queryid = DatumGetUInt64(hash_any_extended((const unsigned char *) sql,
-											   len, 0));
-	return queryid != 0 ? queryid : UINT64CONST(2);
+static inline bool
+jp_is_inner_hash(HashState *hs, ExprState *state)
+{
+	return list_member_ptr(hs->hashkeys, state);
+}
+
+static inline bool
+jp_is_table_hash(TupleHashTable table, ExprState *state)
+{
+	return false;
+}
+
+static inline bool
+jp_is_subplan_left_hash(SubPlanState *sstate, ExprState *state)
+{
+	return false;
+}
+#endif
+
+/*
+ * Expressions 18 no longer compiles on their own: a SubPlan's arguments are
+ * steps of its host's expression (ExecInitSubPlanExpr), and a sorted SetOp
+ * compares its rows with sort support functions.
+ */
+#if PG_VERSION_NUM >= 180000
+static inline bool
+jp_is_subplan_arg(SubPlanState *sstate, ExprState *state)
+{
+	return false;
+}
+
+static inline bool
+jp_is_setop_equal(SetOpState *ss, ExprState *state)
+{
+	return false;
+}
+#else
+static inline bool
+jp_is_subplan_arg(SubPlanState *sstate, ExprState *state)
+{
+	return list_member_ptr(sstate->args, state);
+}
+
+static inline bool
+jp_is_setop_equal(SetOpState *ss, ExprState *state)
+{
+	return ss->eqfunction == state;
 }
 #endif
 

@@ -423,7 +423,7 @@ void ArenaMemoryManager::deallocate(std::vector<FinalizedAlloc> Allocs,
   for (auto &FA : Allocs) {
     auto *Info = FA.release().toPtr<FinalizedInfo *>();
     Err = joinErrors(std::move(Err),
-                     orc::shared::runDeallocActions(Info->DeallocActions));
+                     jitprof::runDeallocActions(Info->DeallocActions));
     release(Info->Base, Info->Size, Info->Shape);
     delete Info;
   }
@@ -443,7 +443,7 @@ void ArenaInFlightAlloc::finalize(OnFinalizedFunction OnFinalized) {
       sys::Memory::InvalidateInstructionCache(S.Addr, S.Size);
   }
 
-  auto DeallocActions = orc::shared::runFinalizeActions(G.allocActions());
+  auto DeallocActions = jitprof::runFinalizeActions(G.allocActions());
   if (!DeallocActions) {
     MemMgr.release(Base, Size, Shape);
     return OnFinalized(DeallocActions.takeError());

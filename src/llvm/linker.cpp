@@ -645,15 +645,28 @@ ObjectLayer *createJitprofLayer(LLVMOrcExecutionSessionRef ES) {
   // Without the originals, JITLink is the only linker there is.
 
   ExecutionSession &Session = unwrapSession(ES);
+  // .eh_frame goes to libgcc's unwinder, as RuntimeDyld does it, so that
+  // backtraces (backtrace_functions, a debugger) get through JIT frames.
+  // Without that plugin JITLink code could not be unwound: RuntimeDyld
+  // links everything instead.
+  auto EHFrames = jitprof::createEHFramePlugin(Session);
+  if (!EHFrames) {
+    std::string Why = "JITLink cannot register unwinding information: " +
+                      toString(EHFrames.takeError());
+    if (RTDyld) {
+      jp_core->linker_fallback(Why.c_str());
+      LinkerInUse = JP_LINKER_RTDYLD;
+      return RTDyld;
+    }
+  }
   auto JITLink =
       std::make_unique<ObjectLinkingLayer>(Session, jitprof::codeArena());
   auto Buffers = std::make_unique<ObjectBuffers>();
   ObjectBuffers &BuffersRef = *Buffers;
   JITLink->addPlugin(std::move(Buffers));
   JITLink->addPlugin(std::make_unique<JitprofPlugin>());
-  // .eh_frame goes to libgcc's unwinder, as RuntimeDyld does it, so that
-  // backtraces (backtrace_functions, a debugger) get through JIT frames.
-  JITLink->addPlugin(jitprof::createEHFramePlugin(Session));
+  if (EHFrames)
+    JITLink->addPlugin(std::move(*EHFrames));
   LinkerInUse = JP_LINKER_JITLINK;
   return new JitprofObjectLayer(Session, std::move(JITLink), BuffersRef,
                                 std::unique_ptr<ObjectLayer>(RTDyld));

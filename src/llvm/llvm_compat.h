@@ -16,6 +16,10 @@
 #include "llvm/ExecutionEngine/JITLink/EHFrameSupport.h"
 #include "llvm/ExecutionEngine/JITLink/JITLink.h"
 #include "llvm/ExecutionEngine/Orc/ObjectLinkingLayer.h"
+#include "llvm/ExecutionEngine/Orc/Shared/AllocationActions.h"
+#if LLVM_VERSION_MAJOR >= 21
+#include "llvm/ExecutionEngine/Orc/EHFrameRegistrationPlugin.h"
+#endif
 #if LLVM_VERSION_MAJOR >= 19
 #include "llvm/ExecutionEngine/Orc/Shared/MemoryFlags.h"
 #else
@@ -23,6 +27,8 @@
 #endif
 
 #include <memory>
+#include <optional>
+#include <vector>
 
 namespace jitprof {
 
@@ -64,25 +70,97 @@ public:
 #endif
 };
 
-// A link graph symbol's name as text.
+// A link graph symbol's name as text.  LLVM 21: names are pooled strings
+// (SymbolStringPtr), whose text is *Name.
+#if LLVM_VERSION_MAJOR >= 21
+inline llvm::StringRef symbolName(const llvm::jitlink::Symbol &Sym) {
+  return *Sym.getName();
+}
+#else
 inline llvm::StringRef symbolName(const llvm::jitlink::Symbol &Sym) {
   return Sym.getName();
 }
+#endif
 
-// The link graph of an object file, for the session's target.
+// The link graph of an object file, for the session's target.  LLVM 21:
+// the graph interns its symbol names in the session's string pool.
+#if LLVM_VERSION_MAJOR >= 21
+inline llvm::Expected<std::unique_ptr<llvm::jitlink::LinkGraph>>
+createLinkGraph(llvm::orc::ExecutionSession &ES,
+                llvm::MemoryBufferRef Object) {
+  return llvm::jitlink::createLinkGraphFromObject(Object,
+                                                  ES.getSymbolStringPool());
+}
+#else
 inline llvm::Expected<std::unique_ptr<llvm::jitlink::LinkGraph>>
 createLinkGraph(llvm::orc::ExecutionSession &ES,
                 llvm::MemoryBufferRef Object) {
   return llvm::jitlink::createLinkGraphFromObject(Object);
 }
+#endif
 
 // LLVM's plugin that registers a linked object's .eh_frame with this
-// process's unwinder.
-inline std::unique_ptr<llvm::orc::ObjectLinkingLayer::Plugin>
+// process's unwinder.  LLVM 21 has no registrar object: the plugin adds
+// allocation actions that call the registration functions it looks up in
+// the session's bootstrap symbols, and that look-up can fail.
+#if LLVM_VERSION_MAJOR >= 21
+inline llvm::Expected<std::unique_ptr<llvm::orc::ObjectLinkingLayer::Plugin>>
+createEHFramePlugin(llvm::orc::ExecutionSession &ES) {
+  auto P = llvm::orc::EHFrameRegistrationPlugin::Create(ES);
+  if (!P)
+    return P.takeError();
+  return std::unique_ptr<llvm::orc::ObjectLinkingLayer::Plugin>(
+      std::move(*P));
+}
+#else
+inline llvm::Expected<std::unique_ptr<llvm::orc::ObjectLinkingLayer::Plugin>>
 createEHFramePlugin(llvm::orc::ExecutionSession &ES) {
   return std::make_unique<llvm::orc::EHFrameRegistrationPlugin>(
       ES, std::make_unique<llvm::jitlink::InProcessEHFrameRegistrar>());
 }
+#endif
+
+// A graph's finalize actions, run when its memory is finalized; on success
+// the deallocation actions to run when it is freed.  LLVM 21 reports both
+// through callbacks, so that actions could one day run elsewhere; in process
+// its functions call back before they return.  These adapters keep the
+// synchronous form, and say so with an error should a callback ever come
+// late (its result then goes to a heap cell, never to a dead stack frame).
+#if LLVM_VERSION_MAJOR >= 21
+inline llvm::Expected<std::vector<llvm::orc::shared::WrapperFunctionCall>>
+runFinalizeActions(llvm::orc::shared::AllocActions &AAs) {
+  using Result =
+      llvm::Expected<std::vector<llvm::orc::shared::WrapperFunctionCall>>;
+  auto Cell = std::make_shared<std::optional<Result>>();
+  llvm::orc::shared::runFinalizeActions(
+      AAs, [Cell](Result R) { Cell->emplace(std::move(R)); });
+  if (!Cell->has_value())
+    return llvm::createStringError(llvm::inconvertibleErrorCode(),
+                                   "finalize actions did not complete");
+  return std::move(**Cell);
+}
+
+inline llvm::Error runDeallocActions(
+    llvm::ArrayRef<llvm::orc::shared::WrapperFunctionCall> DAs) {
+  auto Cell = std::make_shared<std::optional<llvm::Error>>();
+  llvm::orc::shared::runDeallocActions(
+      DAs, [Cell](llvm::Error E) { Cell->emplace(std::move(E)); });
+  if (!Cell->has_value())
+    return llvm::createStringError(llvm::inconvertibleErrorCode(),
+                                   "deallocation actions did not complete");
+  return std::move(**Cell);
+}
+#else
+inline llvm::Expected<std::vector<llvm::orc::shared::WrapperFunctionCall>>
+runFinalizeActions(llvm::orc::shared::AllocActions &AAs) {
+  return llvm::orc::shared::runFinalizeActions(AAs);
+}
+
+inline llvm::Error runDeallocActions(
+    llvm::ArrayRef<llvm::orc::shared::WrapperFunctionCall> DAs) {
+  return llvm::orc::shared::runDeallocActions(DAs);
+}
+#endif
 
 } // end namespace jitprof
 

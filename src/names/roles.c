@@ -242,7 +242,7 @@ subplan_host_role(ExprState *state, PlanState *host, ExprRole *out)
 
 		if (sstate->testexpr == state)
 			return found(out, "subplan_test");
-		if (list_member_ptr(sstate->args, state))
+		if (jp_is_subplan_arg(sstate, state))
 			return found(out, "subplan_args");
 	}
 	foreach(lc, host->subPlan)
@@ -258,16 +258,22 @@ subplan_host_role(ExprState *state, PlanState *host, ExprRole *out)
 		}
 		if (sstate->testexpr == state)
 			return found(out, "subplan_test");
-		if (list_member_ptr(sstate->args, state))
+		if (jp_is_subplan_arg(sstate, state))
 			return found(out, "subplan_args");
 		if (is_projection_of(state, sstate->projLeft))
 			return found(out, "subplan_hash_left");
 		if (sstate->cur_eq_comp == state)
 			return found(out, "subplan_hash_equal");
+		if (jp_is_subplan_left_hash(sstate, state))
+			return found(out, "subplan_left_hash");
 		if (sstate->hashtable && sstate->hashtable->tab_eq_func == state)
 			return found_nth(out, "subplan_table_equal", nhashed);
 		if (sstate->hashnulls && sstate->hashnulls->tab_eq_func == state)
 			return found_nth(out, "subplan_nulls_equal", nwithnulls);
+		if (jp_is_table_hash(sstate->hashtable, state))
+			return found_nth(out, "subplan_table_hash", nhashed);
+		if (jp_is_table_hash(sstate->hashnulls, state))
+			return found_nth(out, "subplan_nulls_hash", nwithnulls);
 	}
 	return false;
 }
@@ -427,6 +433,8 @@ agg_role(ExprState *state, AggState *as, ExprRole *out)
 
 		if (ht && ht->tab_eq_func == state)
 			return found(out, "hash_equal");
+		if (jp_is_table_hash(ht, state))
+			return found(out, "hash_value");
 	}
 	for (int i = 0; i < as->numaggs; i++)
 		if (list_member_ptr(as->peragg[i].aggdirectargs, state))
@@ -485,7 +493,7 @@ node_role(ExprState *state, PlanState *ps, ExprRole *out)
 				if (hj->hashclauses == state ||
 					built_from(state, ((HashJoin *) plan)->hashclauses))
 					return found(out, "hashclauses");
-				if (list_member_ptr(hj->hj_OuterHashKeys, state) ||
+				if (jp_is_outer_hash(hj, state) ||
 					built_from_member(state, ((HashJoin *) plan)->hashkeys))
 					return found(out, "outer_hashkeys");
 			}
@@ -508,7 +516,7 @@ node_role(ExprState *state, PlanState *ps, ExprRole *out)
 			}
 			break;
 		case T_HashState:
-			if (list_member_ptr(((HashState *) ps)->hashkeys, state) ||
+			if (jp_is_inner_hash((HashState *) ps, state) ||
 				built_from_member(state, ((Hash *) plan)->hashkeys))
 				return found(out, "hashkeys");
 			break;
@@ -523,16 +531,20 @@ node_role(ExprState *state, PlanState *ps, ExprRole *out)
 				return found(out, "group_equal");
 			break;
 		case T_SetOpState:
-			if (((SetOpState *) ps)->eqfunction == state)
+			if (jp_is_setop_equal((SetOpState *) ps, state))
 				return found(out, "group_equal");
 			if (((SetOpState *) ps)->hashtable &&
 				((SetOpState *) ps)->hashtable->tab_eq_func == state)
 				return found(out, "hash_equal");
+			if (jp_is_table_hash(((SetOpState *) ps)->hashtable, state))
+				return found(out, "hash_value");
 			break;
 		case T_RecursiveUnionState:
 			if (((RecursiveUnionState *) ps)->hashtable &&
 				((RecursiveUnionState *) ps)->hashtable->tab_eq_func == state)
 				return found(out, "hash_equal");
+			if (jp_is_table_hash(((RecursiveUnionState *) ps)->hashtable, state))
+				return found(out, "hash_value");
 			break;
 		case T_WindowAggState:
 			return window_agg_role(state, (WindowAggState *) ps, out);
@@ -560,9 +572,12 @@ node_role(ExprState *state, PlanState *ps, ExprRole *out)
 		case T_ModifyTableState:
 			return modify_table_role(state, (ModifyTableState *) ps, out);
 		case T_AppendState:
-			return pruning_role(state, ((Append *) plan)->part_prune_info, out);
+			return pruning_role(state, jp_part_prune_info(ps, (Append *) plan),
+								out);
 		case T_MergeAppendState:
-			return pruning_role(state, ((MergeAppend *) plan)->part_prune_info, out);
+			return pruning_role(state,
+								jp_part_prune_info(ps, (MergeAppend *) plan),
+								out);
 		case T_SampleScanState:
 			if (list_member_ptr(((SampleScanState *) ps)->args, state))
 				return found(out, "tablesample_args");

@@ -271,6 +271,8 @@ append_detail(StringInfo buf, ExprEvalStep *op, ExprEvalOp opcode,
 			}
 			break;
 		default:
+			if (JP_EEOP_IS_STRICT_CALL_N(opcode))
+				append_function(buf, op->d.func.finfo);
 			break;
 	}
 }

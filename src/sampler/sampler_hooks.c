@@ -66,7 +66,6 @@
 
 #include "access/parallel.h"
 #include "access/xact.h"
-#include "common/hashfn.h"
 #include "executor/executor.h"
 #include "executor/instrument.h"
 #include "jit/jit.h"
@@ -92,10 +91,10 @@ typedef struct UtilityState
 {
 	bool		active;
 	PlannedStmt *pstmt;
-	const char *query_string;
 	const char *portalname;		/* DECLARE CURSOR's cursor */
-	bool		has_queryid;	/* queryid computed at the start */
-	int64		queryid;
+	int64		queryid;		/* as pg_stat_statements keys it */
+	bool		wraps_query;	/* EXPLAIN, CREATE TABLE AS, DECLARE */
+	PlannedStmt *inner;			/* the plan of that query, once started */
 	JpExec	   *exec;			/* its own execution, once a JIT query ran */
 	JpExec	   *cursor;			/* the cursor it declared */
 	uint32		cursor_id;
@@ -315,18 +314,30 @@ jp_flush_trampoline(PlanState *node)
  * The running utility statement's query ID, as pg_stat_statements keys it.
  * pg_stat_statements zeroes pstmt->queryId before calling the next hook
  * (so that its executor hooks ignore the statement's inner query), so when
- * it is loaded after jitprof the ID is computed again here the way the core
- * computes it for utility statements (jp_utility_query_id, compat.h).
+ * it is loaded after jitprof the ID is computed again here as the core
+ * computed it at parse analysis: JumbleQuery over a utility Query (15
+ * hashes the statement's text, 16 and later jumble its parse tree).  It is
+ * computed when the statement starts, because the planner then scribbles on
+ * the query inside EXPLAIN, CREATE TABLE AS or DECLARE; and only when
+ * pg_stat_statements zeroed the ID, which costs far more itself.
  */
 static int64
-utility_queryid(void)
+utility_queryid(PlannedStmt *pstmt, const char *query_string)
 {
-	if (utility.has_queryid)
-		return utility.queryid;
-	if (utility.pstmt->queryId != 0 || !IsQueryIdEnabled() ||
-		utility.query_string == NULL)
-		return (int64) utility.pstmt->queryId;
-	return (int64) jp_utility_query_id(utility.pstmt, utility.query_string);
+	Query	   *query;
+	int64		queryid;
+
+	if (pstmt->queryId != 0 || !IsQueryIdEnabled() || query_string == NULL)
+		return (int64) pstmt->queryId;
+	query = makeNode(Query);
+	query->commandType = CMD_UTILITY;
+	query->utilityStmt = pstmt->utilityStmt;
+	query->stmt_location = pstmt->stmt_location;
+	query->stmt_len = pstmt->stmt_len;
+	jp_jumble_query(query, query_string);
+	queryid = (int64) query->queryId;
+	pfree(query);
+	return queryid;
 }
 
 /* Is queryDesc the plan of the cursor "portalname" being declared? */
@@ -364,7 +375,7 @@ start_execution(QueryDesc *queryDesc, bool *restore)
 		if (utility.portalname != NULL && utility.cursor == NULL &&
 			is_cursor_plan(utility.portalname, queryDesc))
 		{
-			exec = jp_exec_open(queryDesc, utility_queryid(), false);
+			exec = jp_exec_open(queryDesc, utility.queryid, false);
 			if (exec != NULL)
 			{
 				utility.cursor = exec;
@@ -375,7 +386,7 @@ start_execution(QueryDesc *queryDesc, bool *restore)
 		}
 		if (utility.exec == NULL)
 		{
-			utility.exec = jp_exec_open(NULL, utility_queryid(), false);
+			utility.exec = jp_exec_open(NULL, utility.queryid, false);
 			jp_sig.current = utility.exec;
 			*restore = false;
 		}
@@ -397,6 +408,11 @@ sampler_ExecutorStart(QueryDesc *queryDesc, int eflags)
 	JpExec	   *saved = jp_sig.current;
 	JpExec	   *exec = NULL;
 	bool		restore = true;
+
+	/* the utility's own query starts first, at the utility's level */
+	if (utility.active && utility.wraps_query && utility.inner == NULL &&
+		nesting_level == 1)
+		utility.inner = queryDesc->plannedstmt;
 
 	/* the JIT advisor may give the executor a plan with other jitFlags */
 	if (unlikely(queryDesc->plannedstmt->planTree->total_cost >=
@@ -428,8 +444,7 @@ sampler_ExecutorStart(QueryDesc *queryDesc, int eflags)
 }
 
 static void
-sampler_ExecutorRun(QueryDesc *queryDesc, ScanDirection direction,
-					uint64 count, bool execute_once)
+sampler_ExecutorRun(JP_EXECUTOR_RUN_PARAMS)
 {
 	JpExec	   *saved = jp_sig.current;
 	QueryDesc  *saved_running = running_toplevel;
@@ -450,9 +465,9 @@ sampler_ExecutorRun(QueryDesc *queryDesc, ScanDirection direction,
 	PG_TRY();
 	{
 		if (prev_ExecutorRun)
-			prev_ExecutorRun(queryDesc, direction, count, execute_once);
+			prev_ExecutorRun(JP_EXECUTOR_RUN_ARGS);
 		else
-			standard_ExecutorRun(queryDesc, direction, count, execute_once);
+			standard_ExecutorRun(JP_EXECUTOR_RUN_ARGS);
 	}
 	PG_CATCH();
 	{
@@ -584,20 +599,12 @@ sampler_ProcessUtility(PlannedStmt *pstmt, const char *queryString,
 		memset(&utility, 0, sizeof(utility));
 		utility.active = true;
 		utility.pstmt = pstmt;
-		utility.query_string = queryString;
+		utility.queryid = utility_queryid(pstmt, queryString);
+		utility.wraps_query = IsA(parsetree, ExplainStmt) ||
+			IsA(parsetree, CreateTableAsStmt) ||
+			IsA(parsetree, DeclareCursorStmt);
 		if (IsA(parsetree, DeclareCursorStmt))
 			utility.portalname = ((DeclareCursorStmt *) parsetree)->portalname;
-
-		/*
-		 * These rewrite and plan the query they hold in place, which changes
-		 * the tree that 16 and later jumble for the ID: take it now.
-		 */
-		if (IsA(parsetree, DeclareCursorStmt) ||
-			IsA(parsetree, CreateTableAsStmt) || IsA(parsetree, ExplainStmt))
-		{
-			utility.queryid = utility_queryid();
-			utility.has_queryid = true;
-		}
 	}
 
 	nesting_level++;
@@ -664,14 +671,24 @@ sampler_xact_callback(XactEvent event, void *arg)
  * plan that has none (the query of a CREATE TABLE AS or of a DECLARE
  * CURSOR, which PostgreSQL 15 does not jumble), that of the execution the
  * code is charged to, jp_sig.current, which the sampler's sink reads when the
- * code is linked.  A nested statement with an ID of its own keeps it.
- * provider.c asks at compile_expr time and hands the ID to naming.c.
+ * code is linked.  The query an EXPLAIN, CREATE TABLE AS or DECLARE runs is
+ * charged to that statement, so it takes the statement's ID even where it
+ * has one of its own (18 jumbles it).  A nested statement with an ID of its
+ * own keeps it.  provider.c asks at compile_expr time and hands the ID to
+ * naming.c.
  */
 int64
 jp_execution_queryid(EState *estate)
 {
 	int64		queryid = 0;
 
+	/* a cursor's execution follows its plan across FETCHes */
+	if (jp_sig.current != NULL && jp_sig.current->owner != NULL &&
+		jp_sig.current->owner->estate == estate && jp_sig.current->queryid != 0)
+		return jp_sig.current->queryid;
+	if (utility.active && utility.inner != NULL && utility.queryid != 0 &&
+		estate->es_plannedstmt == utility.inner)
+		return utility.queryid;
 	if (estate->es_plannedstmt != NULL)
 		queryid = (int64) estate->es_plannedstmt->queryId;
 	if (queryid == 0 && jp_sig.current != NULL)

@@ -42,6 +42,7 @@
 #include "postgres.h"
 
 #include <fcntl.h>
+#include <inttypes.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -295,7 +296,7 @@ perf_map_object_linked(const JitprofObject *object)
 			len = 0;
 		}
 		n = snprintf(buf + len, sizeof(buf) - len,
-					 "%" INT64_MODIFIER "x %" INT64_MODIFIER "x %s\n",
+					 "%" PRIx64 " %" PRIx64 " %s\n",
 					 fn->address, fn->size, name);
 		if (n <= 0)
 			continue;

@@ -19,6 +19,8 @@
  */
 #include "postgres.h"
 
+#include <inttypes.h>
+
 #include "fmgr.h"
 #include "funcapi.h"
 #include "miscadmin.h"
@@ -198,7 +200,7 @@ jitprof_functions_1_0(PG_FUNCTION_ARGS)
 
 		CHECK_FOR_INTERRUPTS();
 		memset(nulls, 0, sizeof(nulls));
-		snprintf(address, sizeof(address), "0x%" INT64_MODIFIER "x", fn->address);
+		snprintf(address, sizeof(address), "0x%" PRIx64, fn->address);
 
 		values[col++] = CStringGetTextDatum(fn->origin.symbol);
 		values[col++] = CStringGetTextDatum(fn->llvm_name);

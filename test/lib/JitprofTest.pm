@@ -20,8 +20,8 @@ use PostgreSQL::Test::Utils;
 use JitprofCrashes qw(expect_signal);
 
 our @EXPORT = qw(jitprof_node jitprof_conf status_value build_test_module
-  maps_of pkglibdir kill_backend background_session llvm_config llvm_tool
-  llvmjit_libllvm);
+  maps_of pkglibdir kill_backend llvm_config llvm_tool llvmjit_libllvm
+  background_session seqscan_calls_execscan strict_call2_step);
 
 # The regression suite's settings, as a string for append_conf.
 sub jitprof_conf
@@ -114,6 +114,31 @@ sub llvmjit_libllvm
 	return $needed[0];
 }
 
+# Whether the server calls a SeqScan's qual from ExecScan, an exported
+# function that backtraces and perf name.  PostgreSQL 18 inlines ExecScan's
+# body (ExecScanExtended, in executor/execScan.h) into nodeSeqscan.c's static
+# functions, which a stripped server shows only as an address in its
+# executable: read from the installed headers.
+sub seqscan_calls_execscan
+{
+	my $pg_config = $ENV{JITPROF_BUILD_PG_CONFIG} // 'pg_config';
+	my $inc = `$pg_config --includedir-server`;
+	chomp $inc;
+	return !-e "$inc/executor/execScan.h";
+}
+
+# The opcode of a strict two-argument function call step (float8mul's):
+# PostgreSQL 18 has steps specialised by argument count
+# (EEOP_FUNCEXPR_STRICT_2), read from the installed executor/execExpr.h.
+sub strict_call2_step
+{
+	my $pg_config = $ENV{JITPROF_BUILD_PG_CONFIG} // 'pg_config';
+	my $inc = `$pg_config --includedir-server`;
+	chomp $inc;
+	my $h = slurp_file("$inc/executor/execExpr.h");
+	return $h =~ /\bEEOP_FUNCEXPR_STRICT_2\b/ ? 'EEOP_FUNCEXPR_STRICT_2' : 'EEOP_FUNCEXPR_STRICT';
+}
+
 # /proc/<pid>/maps of a process, as one string.
 sub maps_of
 {
@@ -139,6 +164,7 @@ sub build_test_module
 	my @cmd = (
 		$pgc->('--cc'), $pgc->('--cppflags'), $pgc->('--cflags'),
 		$pgc->('--cflags_sl'), '-I' . join('', $pgc->('--includedir-server')),
+		"-I$src/src",
 		'-shared', '-o', "$dir/$name.so", "$src/test/modules/$name.c", @extra);
 	my ($stdout, $stderr) = run_command(\@cmd);
 	die "could not build test module $name: $stderr" unless -f "$dir/$name.so";

@@ -26,6 +26,9 @@
 #include "nodes/nodeFuncs.h"
 #include "utils/guc.h"
 
+/* the hook's signature on this server (built with -I src) */
+#include "core/compat.h"
+
 PG_MODULE_MAGIC;
 
 #define NWRAPS		65536		/* a power of 2; entries are never removed */
@@ -120,8 +123,7 @@ wrap_node(PlanState *node, void *context)
 }
 
 static void
-nodewrap_ExecutorRun(QueryDesc *queryDesc, ScanDirection direction,
-					 uint64 count, bool execute_once)
+nodewrap_ExecutorRun(JP_EXECUTOR_RUN_PARAMS)
 {
 	if (nesting == 0)
 		depth = 0;
@@ -131,9 +133,9 @@ nodewrap_ExecutorRun(QueryDesc *queryDesc, ScanDirection direction,
 	PG_TRY();
 	{
 		if (prev_ExecutorRun)
-			prev_ExecutorRun(queryDesc, direction, count, execute_once);
+			prev_ExecutorRun(JP_EXECUTOR_RUN_ARGS);
 		else
-			standard_ExecutorRun(queryDesc, direction, count, execute_once);
+			standard_ExecutorRun(JP_EXECUTOR_RUN_ARGS);
 	}
 	PG_FINALLY();
 	{

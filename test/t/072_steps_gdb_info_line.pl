@@ -13,6 +13,9 @@ use Test::More;
 use Time::HiRes qw(usleep);
 use JitprofTest;
 
+# the opcode of float8mul's step on this server
+my $call2 = strict_call2_step();
+
 my $node = jitprof_node('steps_gdb');
 my $tmp = PostgreSQL::Test::Utils::tempdir;
 my $jd = "$tmp/jd";
@@ -42,7 +45,7 @@ $psql->query_safe($query);
 my @lines = split /\n/, slurp_file($file);
 my $per_run = @lines - $before;
 cmp_ok($per_run, '>', 0, "one execution lists $per_run lines");
-my ($mul) = grep { $lines[ $_ - 1 ] =~ /EEOP_FUNCEXPR_STRICT float8mul$/ } $before + 1 .. @lines;
+my ($mul) = grep { $lines[ $_ - 1 ] =~ /\Q$call2\E float8mul$/ } $before + 1 .. @lines;
 ok(defined $mul, "float8mul step on line " . ($mul // '?') . " of that listing");
 my $mul_next = $mul + $per_run;
 
@@ -105,7 +108,7 @@ like(section('BREAK_STEP'), qr/^Breakpoint 2 at 0x[0-9a-f]+: file \Q$file\E, lin
 	"a breakpoint on the float8mul step's line ($mul_next) resolves to JIT code");
 like(section('STEP'), qr/^Line $mul_next of "\Q$file\E" starts at address 0x[0-9a-f]+ <\Q$symbol\E\+\d+>/m,
 	'stopped there, info line *$pc names the float8mul step line');
-like(section('LIST'), qr/^$mul_next\s+step \d+: EEOP_FUNCEXPR_STRICT float8mul$/m,
+like(section('LIST'), qr/^$mul_next\s+step \d+: \Q$call2\E float8mul$/m,
 	'list shows the step');
 like(section('BT'), qr/^#0  .*\Q$symbol\E .* at \Q$file\E:$mul_next$/m,
 	'the JIT frame is at the step file line');
