@@ -298,6 +298,25 @@ resolve_names(ContextNames *names)
 }
 
 /*
+ * The pending entry of "llvm_name", its context's names resolved, or NULL.
+ * Allocates nothing (see take()).
+ */
+static PendingName *
+find_resolved(const char *llvm_name)
+{
+	char		key[JP_LLVM_NAME_LEN];
+	PendingName *entry;
+
+	if (pending_names == NULL)
+		return NULL;
+	strlcpy(key, llvm_name, JP_LLVM_NAME_LEN);
+	entry = hash_search(pending_names, key, HASH_FIND, NULL);
+	if (entry != NULL && entry->index >= entry->names->nresolved)
+		resolve_names(entry->names);
+	return entry;
+}
+
+/*
  * Hand over the origin of a function the linker reports, and the JIT
  * context it was generated in.  Called from inside LLVM, so it must not
  * throw, and it does not: resolving only reads the plan state, and finding
@@ -307,26 +326,19 @@ static bool
 take(const char *llvm_name, JitprofOrigin *origin,
 	 JitprofStepLabels **labels, ContextNames **names)
 {
-	char		key[JP_LLVM_NAME_LEN];
 	PendingName *entry;
 	NamedFunction *fn;
 
 	*labels = NULL;
-	if (pending_names == NULL)
-		return false;
-
-	strlcpy(key, llvm_name, JP_LLVM_NAME_LEN);
-	entry = hash_search(pending_names, key, HASH_FIND, NULL);
+	entry = find_resolved(llvm_name);
 	if (entry == NULL)
 		return false;
-	if (entry->index >= entry->names->nresolved)
-		resolve_names(entry->names);
 	fn = &entry->names->functions[entry->index];
 	*origin = fn->origin;
 	*labels = fn->labels;
 	*names = entry->names;
 	fn->labels = NULL;
-	hash_search(pending_names, key, HASH_REMOVE, NULL);
+	hash_search(pending_names, entry->llvm_name, HASH_REMOVE, NULL);
 	return true;
 }
 
@@ -436,18 +448,10 @@ jp_naming_attach_labels(const char *llvm_name, JitprofStepLabels *labels)
 bool
 jp_naming_peek(const char *llvm_name, char *symbol, size_t len)
 {
-	char		key[JP_LLVM_NAME_LEN];
-	PendingName *entry;
+	PendingName *entry = find_resolved(llvm_name);
 
-	if (pending_names == NULL)
-		return false;
-
-	strlcpy(key, llvm_name, JP_LLVM_NAME_LEN);
-	entry = hash_search(pending_names, key, HASH_FIND, NULL);
 	if (entry == NULL)
 		return false;
-	if (entry->index >= entry->names->nresolved)
-		resolve_names(entry->names);
 	strlcpy(symbol, entry->names->functions[entry->index].origin.symbol, len);
 	return true;
 }
