@@ -66,12 +66,16 @@ SELECT bool_and(symbol LIKE 'q' || $c1 || '#%') FROM jitprof_hotspots
 	't', "the cursor's functions are named after its query ID");
 
 # The cursor's qual is charged with the cursor's own samples: all of them,
-# none of the statement in between.
-my ($qual_self, $qual_query) = split /\|/, $node->safe_psql('postgres', qq{
-SELECT self_samples, query_samples FROM jitprof_hotspots
+# none of the statement in between.  Its total (its code and the functions
+# it calls: ln() of a numeric costs most) is most of the cursor's samples,
+# 91 to 95% in three runs; its own code is about 1% (7 to 10 samples of
+# 900), too few to assert on here.
+my ($qual_total, $qual_query) = split /\|/, $node->safe_psql('postgres', qq{
+SELECT total_samples, query_samples FROM jitprof_hotspots
   WHERE queryid = $c1 AND node_type = 'SeqScan' AND role = 'qual'});
 cmp_ok($c1_samples, '>', 300, "the cursor was sampled across its FETCHes ($c1_samples)");
-cmp_ok($qual_self, '>', 0, "its qual has self samples ($qual_self)");
+cmp_ok($qual_total, '>=', 0.5 * $c1_samples,
+	"its qual, with what it calls, has most of them ($qual_total of $c1_samples)");
 cmp_ok($qual_query, '<=', $c1_samples, "its qual's query samples are the cursor's ($qual_query <= $c1_samples)");
 cmp_ok($qual_query, '>=', 0.9 * $c1_samples, "all of them, later FETCHes included ($qual_query)");
 cmp_ok($c1_self, '<=', $c1_samples, 'the cursor\'s JIT self samples stay within its samples');

@@ -14,7 +14,7 @@ use JitprofTest;
 
 my $node = jitprof_node('nodewrap', conf => q{
 jitprof.sample_rate = 1000
-jitprof.flush_interval = 0.2
+jitprof.flush_interval = 0.05
 });
 my $so = build_test_module('jp_nodewrap', $node->basedir);
 $node->safe_psql('postgres', qq{
@@ -23,8 +23,9 @@ CREATE TABLE t AS SELECT g AS a, g % 97 AS b FROM generate_series(1, 200000) g;
 VACUUM ANALYZE t;
 });
 
-# About a second of CPU in one statement, five flush intervals at least: a
-# nested loop with arithmetic.
+# About half a second of CPU in one statement (500 samples at 1 kHz, 1.3 s
+# on a slower machine), ten flush intervals of 50 ms at least: a nested loop
+# with arithmetic.
 my $query = q{SELECT count(*), sum(t.a * s + t.b) FROM t, generate_series(1, 40) s
  WHERE (t.a * s) % 7 <> 3 AND t.b * s > 5};
 my $expected = $node->safe_psql('postgres', "SET jit = off; $query");

@@ -2,9 +2,15 @@
 # known (a big Sort over a cheap scan, a Nested Loop whose inner Index Scan
 # is expensive, a Hash Join whose Hash builds from a large table with an
 # expensive hash key), the node with the most self samples is that node,
-# and its self share agrees within 5 points with the share of the
-# execution time EXPLAIN ANALYZE (TIMING ON) gives that node's exclusive
-# time (its actual total time times its loops, less its children's).  The
+# and its share of the samples taken inside the plan's nodes agrees within
+# 5 points with its share of the plan's time in EXPLAIN ANALYZE (TIMING ON):
+# the node's exclusive time (its actual total time times its loops, less
+# its children's) over the top node's.  Both leave out what runs outside
+# every node (ExecutorStart, where a new backend loads LLVM, and
+# ExecutorEnd): EXPLAIN's Execution Time counts that part as wall time,
+# jitprof's "outside" row as CPU time, and on a busy machine it was 5 to
+# 11% of the wall time but 4% of the samples, which alone moved EXPLAIN's
+# share of the Index Scan below by 1 to 6 points from run to run.  The
 # queries are built so that EXPLAIN ANALYZE's own overhead is small: few
 # rows out of the hot node (a filter that rejects nearly all of them), or
 # expensive work per row (an ICU collation's comparisons, an md5 hash key).
@@ -104,15 +110,19 @@ for my $case (@cases)
 	}
 	cmp_ok($samples, '>=', $min_samples, "$case->{name}: $samples samples");
 
-	my ($top, $self_pct) = split /\|/, $node->safe_psql('postgres', qq{
-SELECT node_type, round(self_pct::numeric, 1) FROM jitprof_plan_nodes
+	my ($top, $self_pct, $self, $in_plan) = split /\|/, $node->safe_psql('postgres', qq{
+SELECT node_type, round(self_pct::numeric, 1), self_samples, sum(self_samples) OVER ()
+  FROM jitprof_plan_nodes
   WHERE queryid = $qid AND plan_node_id >= 0
   ORDER BY self_samples DESC LIMIT 1});
 	is($top, $case->{hot}, "$case->{name}: the node with the most self samples is the $case->{hot}");
 
-	# EXPLAIN ANALYZE, a few times, keeping the median share
+	# EXPLAIN ANALYZE nine times, keeping the median share: its wall-clock
+	# times spread with the machine's load (the Sort's by 6 points between
+	# runs at a load average of 20 on two cores), jitprof's CPU-time
+	# samples do not
 	my @shares;
-	for (1 .. 5)
+	for (1 .. 9)
 	{
 		my $json = $node->safe_psql('postgres',
 			"$case->{set} EXPLAIN (ANALYZE, TIMING ON, FORMAT JSON) $case->{sql}");
@@ -120,15 +130,18 @@ SELECT node_type, round(self_pct::numeric, 1) FROM jitprof_plan_nodes
 		my $e = decode_json($json)->[0];
 		my %acc;
 		exclusive($e->{Plan}, \%acc);
-		push @shares, 100 * $acc{ $case->{hot} } / $e->{'Execution Time'};
+		my $root = $e->{Plan};
+		push @shares, 100 * $acc{ $case->{hot} } / ($root->{'Actual Total Time'} * $root->{'Actual Loops'});
 	}
 	@shares = sort { $a <=> $b } @shares;
-	my $explain = $shares[2];
-	diag(sprintf("%s: jitprof self %.1f%% of %d samples, EXPLAIN ANALYZE exclusive %.1f%% (runs %s)",
-		$case->{name}, $self_pct, $samples, $explain,
+	my $explain = $shares[4];
+	my $in_plan_pct = 100 * $self / $in_plan;
+	diag(sprintf("%s: jitprof self %.1f%% of the %d samples in nodes (%.1f%% of all %d), "
+		  . "EXPLAIN ANALYZE exclusive %.1f%% of the plan's time (runs %s)",
+		$case->{name}, $in_plan_pct, $in_plan, $self_pct, $samples, $explain,
 		join(' ', map { sprintf '%.1f', $_ } @shares)));
-	cmp_ok(abs($self_pct - $explain), '<=', 5,
-		"$case->{name}: self share within 5 points of EXPLAIN ANALYZE's");
+	cmp_ok(abs($in_plan_pct - $explain), '<=', 5,
+		"$case->{name}: share of the plan's self samples within 5 points of EXPLAIN ANALYZE's share of its time");
 	$case->{qid} = $qid;
 }
 
