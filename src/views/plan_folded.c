@@ -127,7 +127,7 @@ typedef struct FoldedFunction
 	int64		total_samples;
 	char		node_type[JP_NODE_TYPE_LEN];
 	char		role[JP_ROLE_LEN];
-	char		ordinal[16];
+	int32		ordinal;
 } FoldedFunction;
 
 typedef struct FoldedQueryKey
@@ -210,7 +210,6 @@ jitprof_folded_1_1(PG_FUNCTION_ARGS)
 		else
 		{
 			FoldedFunction *f;
-			const char *ordinal;
 
 			f = &fns[nfns++];
 			f->key = entry->key;
@@ -218,12 +217,7 @@ jitprof_folded_1_1(PG_FUNCTION_ARGS)
 			f->total_samples = entry->total_samples;
 			strlcpy(f->node_type, entry->node_type, JP_NODE_TYPE_LEN);
 			strlcpy(f->role, entry->role, JP_ROLE_LEN);
-			/* keep the ordinal of a node's second, third... function */
-			ordinal = strrchr(entry->symbol, '_');
-			if (ordinal == NULL || ordinal[1] == '\0' ||
-				strspn(ordinal + 1, "0123456789") != strlen(ordinal + 1))
-				ordinal = "";
-			strlcpy(f->ordinal, ordinal, sizeof(f->ordinal));
+			f->ordinal = entry->ordinal;
 		}
 	}
 	paths = plan_paths_copy(entries, nentries);
@@ -245,7 +239,8 @@ jitprof_folded_1_1(PG_FUNCTION_ARGS)
 			appendStringInfo(&line, "%s#%d",
 							 f->node_type[0] ? f->node_type : "JIT",
 							 f->key.plan_node_id);
-		appendStringInfo(&line, ";%s%s", f->role, f->ordinal);
+		appendStringInfoChar(&line, ';');
+		jp_append_role(&line, f->role, f->ordinal);
 		if (r != NULL)
 			fn_total_of_row[r - paths->rows] += f->total_samples;
 		jp_put_folded_samples(rsinfo, &line, f->self_samples,
