@@ -76,9 +76,10 @@ SELECT string_agg(l, E'\\n' ORDER BY l) FROM (
            UNION ALL
            SELECT frame || ';[called from JIT] ' || called WHERE called > 0) l(l)};
 my $folded_before = $node->safe_psql('postgres', $folded);
+note("jitprof_folded() of the numbered query:\n$folded_before");
 is($folded_before, $node->safe_psql('postgres', $from_symbols),
 	'jitprof_folded() numbers each function as its symbol ends');
-like($folded_before, qr/;subplan_(test|hash_left)_2 /,
+like($folded_before, qr/;subplan_[a-z_]+_2 /,
 	'a second function of a role is numbered');
 is($node->safe_psql('postgres', qq{
 SELECT count(*) > 0 FROM jitprof_hotspots
