@@ -179,60 +179,57 @@ store_fill(JpStoreEntry *entries, int64 n)
 }
 
 /*
- * Load the saved plan-node rows of the queries store_fill() kept, as many
- * as jitprof.max_plan_nodes allows (the rest count as plan_nodes_dropped).
+ * Make a saved plan-node row safe to use (its strings terminated); whether
+ * its query's summary row was loaded.
  */
-static void
-fill_nodes(JpStoreNodeEntry *nodes, int64 n)
+static bool
+keep_node(void *row)
 {
-	for (int64 i = 0; i < n; i++)
-	{
-		JpStoreNodeEntry *e = &nodes[i];
-		JpStoreNodeEntry *entry;
-		bool		found;
+	JpStoreNodeEntry *e = row;
 
-		e->node_type[JP_NODE_TYPE_LEN - 1] = '\0';
-		e->label[JP_LABEL_LEN - 1] = '\0';
-		if (jp_store_node_query(&e->key) == NULL)
-			continue;			/* gone with its query */
-		if (hash_get_num_entries(jp_node_hash) >= jitprof_max_plan_nodes ||
-			(entry = hash_search(jp_node_hash, &e->key, HASH_ENTER_NULL,
-								 &found)) == NULL)
-		{
-			jp_store_header->health.plan_nodes_dropped++;
-			continue;
-		}
-		*entry = *e;
-	}
+	e->node_type[JP_NODE_TYPE_LEN - 1] = '\0';
+	e->label[JP_LABEL_LEN - 1] = '\0';
+	return jp_store_node_query(&e->key) != NULL;
+}
+
+/* the same for a saved step row and its function's row */
+static bool
+keep_step(void *row)
+{
+	JpStoreStepEntry *e = row;
+
+	e->opcode[JP_OPCODE_LEN - 1] = '\0';
+	e->detail[JP_DETAIL_LEN - 1] = '\0';
+	e->key.padding = 0;
+	return jp_store_step_function(&e->key) != NULL;
 }
 
 /*
- * Fill the step table from a saved file's step rows: those whose function
- * was loaded, as many as jitprof.max_steps allows (the rest count as
- * steps_dropped).
+ * Fill "hash" from the "n" saved rows of "size" bytes each (the key first)
+ * that "keep" keeps, the rows that go with the hotspot entries
+ * store_fill() loaded, as many as "cap" allows; the rest count in
+ * *dropped.  For the plan-node rows (jitprof.max_plan_nodes,
+ * plan_nodes_dropped) and the step rows (jitprof.max_steps, steps_dropped).
  */
 static void
-fill_steps(JpStoreStepEntry *steps, int64 n)
+fill_rows(char *rows, int64 n, Size size, bool (*keep) (void *row),
+		  HTAB *hash, int cap, int64 *dropped)
 {
 	for (int64 i = 0; i < n; i++)
 	{
-		JpStoreStepEntry *e = &steps[i];
-		JpStoreStepEntry *entry;
+		char	   *row = rows + i * size;
+		void	   *entry;
 		bool		found;
 
-		e->opcode[JP_OPCODE_LEN - 1] = '\0';
-		e->detail[JP_DETAIL_LEN - 1] = '\0';
-		e->key.padding = 0;
-		if (jp_store_step_function(&e->key) == NULL)
-			continue;			/* gone with its function */
-		if (hash_get_num_entries(jp_step_hash) >= jitprof_max_steps ||
-			(entry = hash_search(jp_step_hash, &e->key, HASH_ENTER_NULL,
-								 &found)) == NULL)
+		if (!keep(row))
+			continue;			/* gone with its owner */
+		if (hash_get_num_entries(hash) >= cap ||
+			(entry = hash_search(hash, row, HASH_ENTER_NULL, &found)) == NULL)
 		{
-			jp_store_header->steps_dropped++;
+			(*dropped)++;
 			continue;
 		}
-		*entry = *e;
+		memcpy(entry, row, size);
 	}
 }
 
@@ -479,8 +476,12 @@ jp_store_load(void)
 	jp_store_header->stats_reset = saved.stats_reset;
 	jp_store_header->steps_dropped = saved.steps_dropped;
 	dropped = store_fill(entries, header.nentries);
-	fill_nodes(nodes, header.nnodes);
-	fill_steps(steps, header.nsteps);
+	fill_rows((char *) nodes, header.nnodes, sizeof(JpStoreNodeEntry),
+			  keep_node, jp_node_hash, jitprof_max_plan_nodes,
+			  &jp_store_header->health.plan_nodes_dropped);
+	fill_rows((char *) steps, header.nsteps, sizeof(JpStoreStepEntry),
+			  keep_step, jp_step_hash, jitprof_max_steps,
+			  &jp_store_header->steps_dropped);
 	if (dropped > 0)
 	{
 		jp_store_header->evictions += dropped;
