@@ -8,7 +8,10 @@
 # jitprof.plan_nodes on and the sampler at 1 kHz, then runs
 # SELECT count(*) FROM jitprof_folded() RUNS times and prints the median
 # and the maximum, with the store's entry and plan-node row counts and the
-# md5 of the output of jitprof_folded() and jitprof_plan_nodes.
+# md5 of the output of jitprof_folded() and jitprof_plan_nodes; then the
+# backend's CPU time per call over 3 x RUNS more calls in one session
+# (the first field of /proc/<pid>/schedstat: nanoseconds on a CPU), which a
+# loaded machine moves less than the wall-clock times.
 #
 #   [BEFORE_PGTREE=/work/pgtree-old] bench/folded.sh [ENTRIES [RUNS]]
 #
@@ -110,6 +113,13 @@ measure() {
 		END { printf "%s: %s, %d lines: median %.1f ms, max %.1f ms (%d runs)\n",
 			  l, s, n, v[int((NR + 1) / 2)] / 1000, v[NR] / 1000, NR }'
 	echo "  md5: $digests"
+	cpu=$( {
+		echo "SELECT pg_backend_pid() AS pid \\gset"
+		echo "SELECT split_part(pg_read_file('/proc/' || :pid || '/schedstat'), ' ', 1)::bigint AS t0 \\gset"
+		for _ in $(seq 1 $((runs * 3))); do echo "SELECT count(*) FROM jitprof_folded() \\g /dev/null"; done
+		echo "SELECT round((split_part(pg_read_file('/proc/' || :pid || '/schedstat'), ' ', 1)::bigint - :t0) / 1e6 / $((runs * 3)), 1)"
+	} | psql_ -f -)
+	echo "  CPU: $cpu ms per call ($((runs * 3)) calls in one session)"
 }
 
 measure "this build"
