@@ -5,7 +5,7 @@
 # It fills the store with the JIT functions and plan-node rows of many
 # distinct queries (one small table each, so one query ID each; every
 # query links five or six JIT functions and has two plan nodes), with
-# jitprof.plan_nodes on and the sampler at 10 kHz, then runs
+# jitprof.plan_nodes on and the sampler at 1 kHz, then runs
 # SELECT count(*) FROM jitprof_folded() RUNS times and prints the median
 # and the maximum, with the store's entry and plan-node row counts and the
 # md5 of the output of jitprof_folded() and jitprof_plan_nodes; then the
@@ -47,7 +47,7 @@ jit_provider = 'jitprof'
 jitprof.max_hotspots = $((target + target / 5 + 100))
 jitprof.max_plan_nodes = $((tables * 3 + 100))
 jitprof.plan_nodes = on
-jitprof.sample_rate = 10000
+jitprof.sample_rate = 1000
 jitprof.save = on
 jit = on
 jit_above_cost = 0
@@ -89,8 +89,6 @@ psql_ -o /dev/null -f "$work/fill1.sql" &
 p1=$!
 wait "$p0" "$p1"
 t1=$(date +%s)
-# (a query's plan-node rows are made by its sampled executions: at 1 kHz on
-# this machine only some 40% of the queries had any, hence the 10 kHz)
 echo "filled with $tables queries in $((t1 - t0)) s"
 # the readers compile nothing and add nothing to the store
 psql_ -c "ALTER ROLE $PG_OS_USER SET jit = off"
