@@ -21,7 +21,7 @@ use JitprofCrashes qw(expect_signal);
 
 our @EXPORT = qw(jitprof_node jitprof_conf status_value build_test_module
   maps_of pkglibdir kill_backend llvm_config llvm_tool llvmjit_libllvm
-  background_session seqscan_calls_execscan strict_call2_step);
+  background_session seqscan_calls_execscan strict_call2_step gdb_prologue);
 
 # The regression suite's settings, as a string for append_conf.
 sub jitprof_conf
@@ -64,6 +64,25 @@ sub kill_backend
 	expect_signal($node->logfile, $pid, $sig);
 	kill($sig, $pid) == 1 or die "could not send SIG$sig to PID $pid: $!";
 	return;
+}
+
+# The first lines of a gdb batch script attached to a backend: no paging or
+# questions, and the signals PostgreSQL sends among its processes passed
+# through untouched (gdb stops on them by default).
+sub gdb_prologue
+{
+	return <<'EOF';
+set pagination off
+set confirm off
+set width 0
+set debuginfod enabled off
+handle SIGUSR1 nostop noprint pass
+handle SIGUSR2 nostop noprint pass
+handle SIGINT nostop noprint pass
+handle SIGURG nostop noprint pass
+handle SIGPIPE nostop noprint pass
+handle SIGALRM nostop noprint pass
+EOF
 }
 
 # One value of jitprof_status, as seen by the session running $sql first.
