@@ -9,16 +9,15 @@
  * over it) and reads it back (then removes it) at start.  The file has a
  * magic number, a format version, the entry size and a CRC-32C of
  * everything; the counters, then the hotspot, plan-node and step rows follow
- * the header, all data and no pointer.  Files of earlier formats (3 and 4,
- * whose function rows carry their ordinal only inside the symbol) are
- * refused like a file of another version: this build reads its own format
- * only.  It is opened without following
+ * the header, all data and no pointer.  It is opened without following
  * symbolic links and without blocking, must be a regular file, and its size
  * must match the entry count of its header before anything is allocated; a
- * file failing any check is ignored with a WARNING.  When the file holds
- * more entries than jitprof.max_hotspots (the setting was lowered), the
- * entries eviction would keep are loaded, each query's summary row with its
- * functions, and the rest are counted as evictions and logged.  After a
+ * file failing any check is ignored with a WARNING.  So is a file of an
+ * earlier format (3 or 4, whose function rows carry their ordinal only
+ * inside the symbol): this build reads its own format only.  When the file
+ * holds more entries than jitprof.max_hotspots (the setting was lowered),
+ * the entries eviction would keep are loaded, each query's summary row with
+ * its functions, and the rest are counted as evictions and logged.  After a
  * crash, shared memory is reinitialised and the store starts empty: nothing
  * is written on a crash, and the last file was removed when it was loaded,
  * as pg_stat_statements does with its own.  A postmaster killed while saving
