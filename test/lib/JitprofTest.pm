@@ -66,23 +66,12 @@ sub kill_backend
 	return;
 }
 
-# The first lines of a gdb batch script attached to a backend: no paging or
-# questions, and the signals PostgreSQL sends among its processes passed
-# through untouched (gdb stops on them by default).
+# The first lines of a gdb batch script attached to a backend
+# (test/lib/gdb_prologue.gdb).
 sub gdb_prologue
 {
-	return <<'EOF';
-set pagination off
-set confirm off
-set width 0
-set debuginfod enabled off
-handle SIGUSR1 nostop noprint pass
-handle SIGUSR2 nostop noprint pass
-handle SIGINT nostop noprint pass
-handle SIGURG nostop noprint pass
-handle SIGPIPE nostop noprint pass
-handle SIGALRM nostop noprint pass
-EOF
+	my $src = $ENV{JITPROF_SRC} // '.';
+	return slurp_file("$src/test/lib/gdb_prologue.gdb");
 }
 
 # One value of jitprof_status, as seen by the session running $sql first.
