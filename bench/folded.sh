@@ -13,10 +13,12 @@
 # (the first field of /proc/<pid>/schedstat: nanoseconds on a CPU), which a
 # loaded machine moves less than the wall-clock times.
 #
-#   [BEFORE_PGTREE=/work/pgtree-old] bench/folded.sh [ENTRIES [RUNS]]
+#   [BEFORE_PGTREE=/work/pgtree-old] [FILL_ROUNDS=N] bench/folded.sh [ENTRIES [RUNS]]
 #
 # ENTRIES (default 50000) is the store size aimed at: about ENTRIES / 4.7
-# queries are run.  RUNS defaults to 9.
+# queries are run.  RUNS defaults to 9.  FILL_ROUNDS (default 1) runs the
+# whole fill that many times: the same entries, more of them sampled, so
+# more queries with their plan-node rows.
 #
 # BEFORE_PGTREE: an installation tree of another build (see
 # bench/connect_one_cluster.sh for how to make one).  The server is then
@@ -83,11 +85,17 @@ for i in $(seq 1 "$tables"); do
 	echo "SELECT sum(a) FILTER (WHERE b > 0), max(b + a) FROM t$i WHERE a >= 0;" >>"$work/fill$((i % 2)).sql"
 done
 chown "$PG_OS_USER" "$work"/fill*.sql
-psql_ -o /dev/null -f "$work/fill0.sql" &
-p0=$!
-psql_ -o /dev/null -f "$work/fill1.sql" &
-p1=$!
-wait "$p0" "$p1"
+# FILL_ROUNDS runs of the whole fill: a query's plan-node rows come from
+# its sampled executions, and one execution of these queries takes less
+# CPU time than the sampler's timer advances by (the kernel checks CPU-time
+# timers at its clock tick), so one round samples only some of them
+for _ in $(seq 1 "${FILL_ROUNDS:-1}"); do
+	psql_ -o /dev/null -f "$work/fill0.sql" &
+	p0=$!
+	psql_ -o /dev/null -f "$work/fill1.sql" &
+	p1=$!
+	wait "$p0" "$p1"
+done
 t1=$(date +%s)
 echo "filled with $tables queries in $((t1 - t0)) s"
 # the readers compile nothing and add nothing to the store
