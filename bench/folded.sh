@@ -8,12 +8,17 @@
 # jitprof.plan_nodes on and the sampler at 1 kHz, then runs
 # SELECT count(*) FROM jitprof_folded() RUNS times and prints the median
 # and the maximum, with the store's entry and plan-node row counts and the
-# md5 of the output of jitprof_folded() and jitprof_plan_nodes.
+# md5 of the output of jitprof_folded() and jitprof_plan_nodes; then the
+# backend's CPU time per call over 3 x RUNS more calls in one session
+# (the first field of /proc/<pid>/schedstat: nanoseconds on a CPU), which a
+# loaded machine moves less than the wall-clock times.
 #
-#   [BEFORE_PGTREE=/work/pgtree-old] bench/folded.sh [ENTRIES [RUNS]]
+#   [BEFORE_PGTREE=/work/pgtree-old] [FILL_ROUNDS=N] bench/folded.sh [ENTRIES [RUNS]]
 #
 # ENTRIES (default 50000) is the store size aimed at: about ENTRIES / 4.7
-# queries are run.  RUNS defaults to 9.
+# queries are run.  RUNS defaults to 9.  FILL_ROUNDS (default 1) runs the
+# whole fill that many times: the same entries, more of them sampled, so
+# more queries with their plan-node rows.
 #
 # BEFORE_PGTREE: an installation tree of another build (see
 # bench/connect_one_cluster.sh for how to make one).  The server is then
@@ -80,11 +85,17 @@ for i in $(seq 1 "$tables"); do
 	echo "SELECT sum(a) FILTER (WHERE b > 0), max(b + a) FROM t$i WHERE a >= 0;" >>"$work/fill$((i % 2)).sql"
 done
 chown "$PG_OS_USER" "$work"/fill*.sql
-psql_ -o /dev/null -f "$work/fill0.sql" &
-p0=$!
-psql_ -o /dev/null -f "$work/fill1.sql" &
-p1=$!
-wait "$p0" "$p1"
+# FILL_ROUNDS runs of the whole fill: a query's plan-node rows come from
+# its sampled executions, and one execution of these queries takes less
+# CPU time than the sampler's timer advances by (the kernel checks CPU-time
+# timers at its clock tick), so one round samples only some of them
+for _ in $(seq 1 "${FILL_ROUNDS:-1}"); do
+	psql_ -o /dev/null -f "$work/fill0.sql" &
+	p0=$!
+	psql_ -o /dev/null -f "$work/fill1.sql" &
+	p1=$!
+	wait "$p0" "$p1"
+done
 t1=$(date +%s)
 echo "filled with $tables queries in $((t1 - t0)) s"
 # the readers compile nothing and add nothing to the store
@@ -110,6 +121,13 @@ measure() {
 		END { printf "%s: %s, %d lines: median %.1f ms, max %.1f ms (%d runs)\n",
 			  l, s, n, v[int((NR + 1) / 2)] / 1000, v[NR] / 1000, NR }'
 	echo "  md5: $digests"
+	cpu=$( {
+		echo "SELECT pg_backend_pid() AS pid \\gset"
+		echo "SELECT split_part(pg_read_file('/proc/' || :pid || '/schedstat'), ' ', 1)::bigint AS t0 \\gset"
+		for _ in $(seq 1 $((runs * 3))); do echo "SELECT count(*) FROM jitprof_folded() \\g /dev/null"; done
+		echo "SELECT round((split_part(pg_read_file('/proc/' || :pid || '/schedstat'), ' ', 1)::bigint - :t0) / 1e6 / $((runs * 3)), 1)"
+	} | psql_ -f -)
+	echo "  CPU: $cpu ms per call ($((runs * 3)) calls in one session)"
 }
 
 measure "this build"

@@ -70,15 +70,7 @@ start_cluster stock "$port_stock" "jit_provider = 'llvmjit'"
 as_pg_user "$PG_BINDIR"/psql -X -q -h "$work" -p "$port_jp" -d postgres -c 'CREATE EXTENSION jitprof'
 
 # gdb detaches when the backend calls pg_backend_pid(), the script's signal
-cat >"$work/attach.gdb" <<'EOF'
-set pagination off
-set confirm off
-set debuginfod enabled off
-handle SIGUSR1 nostop noprint pass
-handle SIGUSR2 nostop noprint pass
-handle SIGINT nostop noprint pass
-handle SIGURG nostop noprint pass
-handle SIGPIPE nostop noprint pass
+cat "$here"/../test/lib/gdb_prologue.gdb - >"$work/attach.gdb" <<'EOF'
 break pg_backend_pid
 echo @@READY\n
 continue

@@ -49,6 +49,13 @@
  * up the exploration with one WARNING per backend, and the query runs at
  * PostgreSQL's own level.
  *
+ * Some 790 lines, and one job: one in-scope execution, from ExecutorStart
+ * to ExecutorEnd (choose its level, measure it, record it), against one
+ * shared table under one lock.  The settings' assign hooks, the shared
+ * memory, the JIT level encoding and the transaction callbacks serve that
+ * execution only.  What reads the table is elsewhere: the statistics of
+ * the views in advisor_stats.c, the threshold optimiser in advice.c.
+ *
  *-------------------------------------------------------------------------
  */
 #include "postgres.h"

@@ -37,6 +37,13 @@
  * What jitprof knows of one generated function before it is linked: where it
  * comes from in the plan.  Filled in by naming.c, which makes the symbol
  * from the other fields (doc/names.md).
+ *
+ * "ordinal" is the function's number among the functions of its plan node
+ * and role (a helper's: among its execution's helpers), 1 for the first; the
+ * symbol ends in _<ordinal> from 2 on.  It is 0 for a deform function named
+ * after its expression: such a name carries its expression's number, not
+ * one of its own.  Readers take the number from here, never from the
+ * symbol.
  */
 typedef struct JitprofOrigin
 {
@@ -45,7 +52,7 @@ typedef struct JitprofOrigin
 	char		node_type[JP_NODE_TYPE_LEN];
 	char		role[JP_ROLE_LEN];
 	Oid			relid;			/* partition opened by tuple routing, or 0 */
-	int32		ordinal;		/* the symbol's _<n>; 1 for the first */
+	int32		ordinal;		/* see above; 0: none of its own */
 	char		symbol[JP_SYMBOL_LEN];
 } JitprofOrigin;
 

@@ -31,6 +31,15 @@
 // Nothing here may throw across the C boundary: LLVM errors travel as
 // llvm::Error back into LLJIT, which llvmjit turns into an ERROR.
 //
+// Some 760 lines, and one job: turning each object llvmjit emits into the
+// registry's records, under either linker.  The JITLink plugin and the
+// RuntimeDyld listener make the same records (functions, step tables,
+// unwinding information) from the two linkers' views of one object, with
+// the helpers at the top of this file; the object layer and the
+// replacements of llvmjit's C API calls are how an object reaches one or
+// the other.  The code arena and the .eh_frame reader, which need none of
+// this, are files of their own.
+//
 //===----------------------------------------------------------------------===//
 
 extern "C"

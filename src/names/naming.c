@@ -260,7 +260,8 @@ resolve_names(ContextNames *names)
 
 			strlcpy(fn->origin.role, fn->deform_role, JP_ROLE_LEN);
 			fn->origin.relid = owner->origin.relid;
-			fn->origin.ordinal = owner->origin.ordinal;
+			/* its name carries its expression's number, none of its own */
+			fn->origin.ordinal = 0;
 			build_symbol(&fn->origin, &owner->origin);
 			continue;
 		}

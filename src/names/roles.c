@@ -19,6 +19,14 @@
  * names follow PostgreSQL's versions.  It only reads: naming.c calls it
  * while the linker waits for names, where nothing may throw.
  *
+ * Some 800 lines, and one job: doc/names.md's table of roles, as code.
+ * node_role() has one case per node type of that table and nothing else;
+ * the helpers before it are the few ways an ExprState is found in a node's
+ * state (a field, an array, a list the plan built it from, a SubPlan's
+ * host, a result relation, a pruning step), which those cases share.  Split
+ * by node type, every part would still need all the helpers, and the table
+ * would be read from several files.
+ *
  *-------------------------------------------------------------------------
  */
 #include "postgres.h"

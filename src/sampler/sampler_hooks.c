@@ -60,6 +60,14 @@
  * So no user query ever gets an ERROR or a different result from it; the
  * worst case is a wrapper called twice per tuple.
  *
+ * Some 750 lines, and one job: knowing which execution the backend is in
+ * at every moment, which is what the hooks, the nesting level, the cursors'
+ * query IDs and the trampoline each keep.  The trampoline is here because
+ * it runs inside an execution's ExecutorRun and, once it has flushed, must
+ * leave the state the hooks set (jp_sig.current, the watched nodes) as it
+ * found it.  The handler, the profile and the node stack are in their own
+ * files (sampler_shared.h).
+ *
  *-------------------------------------------------------------------------
  */
 #include "postgres.h"

@@ -51,6 +51,8 @@ typedef struct JpStoreEntry
 	int64		code_bytes;		/* size of the latest compilation */
 	TimestampTz first_seen;
 	TimestampTz last_seen;
+	int32		ordinal;		/* JitprofOrigin.ordinal; 0 in summary rows */
+	int32		padding;		/* zero */
 	char		node_type[JP_NODE_TYPE_LEN];
 	char		role[JP_ROLE_LEN];
 	char		symbol[JP_SYMBOL_LEN];

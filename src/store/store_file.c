@@ -12,10 +12,12 @@
  * the header, all data and no pointer.  It is opened without following
  * symbolic links and without blocking, must be a regular file, and its size
  * must match the entry count of its header before anything is allocated; a
- * file failing any check is ignored with a WARNING.  When the file holds
- * more entries than jitprof.max_hotspots (the setting was lowered), the
- * entries eviction would keep are loaded, each query's summary row with its
- * functions, and the rest are counted as evictions and logged.  After a
+ * file failing any check is ignored with a WARNING.  So is a file of an
+ * earlier format (3 or 4, whose function rows carry their ordinal only
+ * inside the symbol): this build reads its own format only.  When the file
+ * holds more entries than jitprof.max_hotspots (the setting was lowered),
+ * the entries eviction would keep are loaded, each query's summary row with
+ * its functions, and the rest are counted as evictions and logged.  After a
  * crash, shared memory is reinitialised and the store starts empty: nothing
  * is written on a crash, and the last file was removed when it was loaded,
  * as pg_stat_statements does with its own.  A postmaster killed while saving
@@ -43,16 +45,16 @@
 #define STORE_FILE		PGSTAT_STAT_PERMANENT_DIRECTORY "/jitprof.stat"
 #define STORE_TMP_FILE	STORE_FILE ".tmp"
 #define STORE_MAGIC		0x4A505354	/* "JPST" */
-#define STORE_VERSION	4
-/* version 3 files (jitprof 1.1) have no step rows, and a shorter header */
-#define STORE_VERSION_NO_STEPS 3
+/*
+ * 5: function rows carry their ordinal (JpStoreEntry.ordinal).  4 added the
+ * step rows, 3 was jitprof 1.1's.
+ */
+#define STORE_VERSION	5
 
 /*
- * The counters of StoreShared as a file holds them: data only.  Files that
- * jitprof 1.1 and earlier builds of format 4 wrote hold the lock's address
- * in "reserved" (they wrote StoreShared whole).  It was never read back, so
- * the layout and the format number stay, and either kind of file loads in
- * either build.
+ * The counters of StoreShared as a file holds them: data only.  "reserved"
+ * is where files of jitprof 1.1 and early builds of format 4 held the lock's
+ * address (they wrote StoreShared whole); the layout stayed.
  */
 typedef struct StoreFileCounters
 {
@@ -60,12 +62,8 @@ typedef struct StoreFileCounters
 	JpSamplerHealth health;
 	int64		evictions;
 	TimestampTz stats_reset;
-	/* added in file version 4: keep it last (see jp_store_load) */
 	int64		steps_dropped;
 } StoreFileCounters;
-
-/* StoreFileCounters as a version 3 file has it */
-#define STORE_COUNTERS_SIZE_V3	offsetof(StoreFileCounters, steps_dropped)
 
 /* a query's summary row in a saved file, found by its key */
 typedef struct SavedSummary
@@ -84,14 +82,10 @@ typedef struct StoreFileHeader
 	uint32		node_entry_size;
 	uint32		padding;
 	int64		nnodes;			/* plan-node rows after the entries */
-	/* added in file version 4: keep them last (see jp_store_load) */
 	uint32		step_entry_size;
 	uint32		padding2;
 	int64		nsteps;			/* step rows after the plan-node rows */
 } StoreFileHeader;
-
-/* StoreFileHeader as a version 3 file has it */
-#define STORE_HEADER_SIZE_V3	offsetof(StoreFileHeader, step_entry_size)
 
 /*
  * Fill the empty store from the "n" entries of a saved file, keeping at most
@@ -184,60 +178,57 @@ store_fill(JpStoreEntry *entries, int64 n)
 }
 
 /*
- * Load the saved plan-node rows of the queries store_fill() kept, as many
- * as jitprof.max_plan_nodes allows (the rest count as plan_nodes_dropped).
+ * Make a saved plan-node row safe to use (its strings terminated); whether
+ * its query's summary row was loaded.
  */
-static void
-fill_nodes(JpStoreNodeEntry *nodes, int64 n)
+static bool
+keep_node(void *row)
 {
-	for (int64 i = 0; i < n; i++)
-	{
-		JpStoreNodeEntry *e = &nodes[i];
-		JpStoreNodeEntry *entry;
-		bool		found;
+	JpStoreNodeEntry *e = row;
 
-		e->node_type[JP_NODE_TYPE_LEN - 1] = '\0';
-		e->label[JP_LABEL_LEN - 1] = '\0';
-		if (jp_store_node_query(&e->key) == NULL)
-			continue;			/* gone with its query */
-		if (hash_get_num_entries(jp_node_hash) >= jitprof_max_plan_nodes ||
-			(entry = hash_search(jp_node_hash, &e->key, HASH_ENTER_NULL,
-								 &found)) == NULL)
-		{
-			jp_store_header->health.plan_nodes_dropped++;
-			continue;
-		}
-		*entry = *e;
-	}
+	e->node_type[JP_NODE_TYPE_LEN - 1] = '\0';
+	e->label[JP_LABEL_LEN - 1] = '\0';
+	return jp_store_node_query(&e->key) != NULL;
+}
+
+/* the same for a saved step row and its function's row */
+static bool
+keep_step(void *row)
+{
+	JpStoreStepEntry *e = row;
+
+	e->opcode[JP_OPCODE_LEN - 1] = '\0';
+	e->detail[JP_DETAIL_LEN - 1] = '\0';
+	e->key.padding = 0;
+	return jp_store_step_function(&e->key) != NULL;
 }
 
 /*
- * Fill the step table from a saved file's step rows: those whose function
- * was loaded, as many as jitprof.max_steps allows (the rest count as
- * steps_dropped).
+ * Fill "hash" from the "n" saved rows of "size" bytes each (the key first)
+ * that "keep" keeps, the rows that go with the hotspot entries
+ * store_fill() loaded, as many as "cap" allows; the rest count in
+ * *dropped.  For the plan-node rows (jitprof.max_plan_nodes,
+ * plan_nodes_dropped) and the step rows (jitprof.max_steps, steps_dropped).
  */
 static void
-fill_steps(JpStoreStepEntry *steps, int64 n)
+fill_rows(char *rows, int64 n, Size size, bool (*keep) (void *row),
+		  HTAB *hash, int cap, int64 *dropped)
 {
 	for (int64 i = 0; i < n; i++)
 	{
-		JpStoreStepEntry *e = &steps[i];
-		JpStoreStepEntry *entry;
+		char	   *row = rows + i * size;
+		void	   *entry;
 		bool		found;
 
-		e->opcode[JP_OPCODE_LEN - 1] = '\0';
-		e->detail[JP_DETAIL_LEN - 1] = '\0';
-		e->key.padding = 0;
-		if (jp_store_step_function(&e->key) == NULL)
-			continue;			/* gone with its function */
-		if (hash_get_num_entries(jp_step_hash) >= jitprof_max_steps ||
-			(entry = hash_search(jp_step_hash, &e->key, HASH_ENTER_NULL,
-								 &found)) == NULL)
+		if (!keep(row))
+			continue;			/* gone with its owner */
+		if (hash_get_num_entries(hash) >= cap ||
+			(entry = hash_search(hash, row, HASH_ENTER_NULL, &found)) == NULL)
 		{
-			jp_store_header->steps_dropped++;
+			(*dropped)++;
 			continue;
 		}
-		*entry = *e;
+		memcpy(entry, row, size);
 	}
 }
 
@@ -321,8 +312,6 @@ jp_store_load(void)
 	JpStoreNodeEntry *nodes = NULL;
 	JpStoreStepEntry *steps = NULL;
 	StoreFileCounters saved;
-	size_t		header_size;
-	size_t		counters_size;
 	uint64		expected;
 	int64		dropped;
 	bool		interrupted = remove_interrupted_save();
@@ -379,43 +368,47 @@ jp_store_load(void)
 		return;
 	}
 
-	/* a version 3 file's header is the first part of today's */
+	/*
+	 * A file of an earlier format starts with the same magic number and
+	 * version field; its header may be shorter than today's.
+	 */
 	memset(&header, 0, sizeof(header));
-	if (st.st_size < (off_t) STORE_HEADER_SIZE_V3 ||
-		!read_all(fd, &header, STORE_HEADER_SIZE_V3))
+	if (st.st_size < (off_t) offsetof(StoreFileHeader, entry_size) ||
+		!read_all(fd, &header, offsetof(StoreFileHeader, entry_size)))
 	{
 		store_file_bad(gettext_noop("The file is shorter than its header. It has been removed, and hotspot statistics start empty."));
 		goto done;
 	}
-	header_size = STORE_HEADER_SIZE_V3;
-	counters_size = STORE_COUNTERS_SIZE_V3;
-	if (header.magic == STORE_MAGIC && header.version == STORE_VERSION)
+	if (header.magic == STORE_MAGIC && header.version < STORE_VERSION)
 	{
-		header_size = sizeof(header);
-		counters_size = sizeof(StoreFileCounters);
-		if (st.st_size < (off_t) header_size ||
-			!read_all(fd, (char *) &header + STORE_HEADER_SIZE_V3,
-					  header_size - STORE_HEADER_SIZE_V3))
-		{
-			store_file_bad(gettext_noop("The file is shorter than its header. It has been removed, and hotspot statistics start empty."));
-			goto done;
-		}
+		ereport(WARNING,
+				(errmsg("ignoring jitprof statistics file \"%s\" because it is corrupt or was written by another version of jitprof",
+						STORE_FILE),
+				 errdetail("The file has format %u, written by an earlier version of jitprof, and this version reads format %d only. It has been removed, and hotspot statistics start empty.",
+						   header.version, STORE_VERSION)));
+		unlink(STORE_FILE);
+		goto done;
+	}
+	if (st.st_size < (off_t) sizeof(header) ||
+		!read_all(fd, (char *) &header + offsetof(StoreFileHeader, entry_size),
+				  sizeof(header) - offsetof(StoreFileHeader, entry_size)))
+	{
+		store_file_bad(gettext_noop("The file is shorter than its header. It has been removed, and hotspot statistics start empty."));
+		goto done;
 	}
 	if (header.magic != STORE_MAGIC ||
-		(header.version != STORE_VERSION &&
-		 header.version != STORE_VERSION_NO_STEPS) ||
+		header.version != STORE_VERSION ||
 		header.entry_size != sizeof(JpStoreEntry) ||
 		header.max_symbol != JP_SYMBOL_LEN ||
 		header.node_entry_size != sizeof(JpStoreNodeEntry) ||
-		(header.version == STORE_VERSION &&
-		 header.step_entry_size != sizeof(JpStoreStepEntry)))
+		header.step_entry_size != sizeof(JpStoreStepEntry))
 	{
 		store_file_bad(gettext_noop("The file header has the wrong magic number, version or entry size. It has been removed, and hotspot statistics start empty."));
 		goto done;
 	}
 
 	/* trust the entry count only if the file's size agrees with it */
-	expected = header_size + counters_size + sizeof(pg_crc32c);
+	expected = sizeof(header) + sizeof(StoreFileCounters) + sizeof(pg_crc32c);
 	if (header.nentries < 0 || header.nnodes < 0 || header.nsteps < 0 ||
 		header.nentries > (int64) ((PG_INT64_MAX / 4 - expected) / sizeof(JpStoreEntry)) ||
 		header.nnodes > (int64) ((PG_INT64_MAX / 4) / sizeof(JpStoreNodeEntry)) ||
@@ -435,14 +428,13 @@ jp_store_load(void)
 	}
 
 	INIT_CRC32C(crc);
-	COMP_CRC32C(crc, &header, header_size);
-	memset(&saved, 0, sizeof(saved));
-	if (!read_all(fd, &saved, counters_size))
+	COMP_CRC32C(crc, &header, sizeof(header));
+	if (!read_all(fd, &saved, sizeof(saved)))
 	{
 		store_file_bad(gettext_noop("The file could not be read completely. It has been removed, and hotspot statistics start empty."));
 		goto done;
 	}
-	COMP_CRC32C(crc, &saved, counters_size);
+	COMP_CRC32C(crc, &saved, sizeof(saved));
 
 	entries = palloc_extended(Max(header.nentries, 1) * sizeof(JpStoreEntry),
 							  MCXT_ALLOC_HUGE | MCXT_ALLOC_NO_OOM);
@@ -483,8 +475,12 @@ jp_store_load(void)
 	jp_store_header->stats_reset = saved.stats_reset;
 	jp_store_header->steps_dropped = saved.steps_dropped;
 	dropped = store_fill(entries, header.nentries);
-	fill_nodes(nodes, header.nnodes);
-	fill_steps(steps, header.nsteps);
+	fill_rows((char *) nodes, header.nnodes, sizeof(JpStoreNodeEntry),
+			  keep_node, jp_node_hash, jitprof_max_plan_nodes,
+			  &jp_store_header->health.plan_nodes_dropped);
+	fill_rows((char *) steps, header.nsteps, sizeof(JpStoreStepEntry),
+			  keep_step, jp_step_hash, jitprof_max_steps,
+			  &jp_store_header->steps_dropped);
 	if (dropped > 0)
 	{
 		jp_store_header->evictions += dropped;

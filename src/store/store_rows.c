@@ -262,6 +262,7 @@ jp_store_flush(Oid userid, Oid dbid, int64 queryid, bool count_execution,
 			strlcpy(entry->node_type, d->origin->node_type, JP_NODE_TYPE_LEN);
 			strlcpy(entry->role, d->origin->role, JP_ROLE_LEN);
 			strlcpy(entry->symbol, d->origin->symbol, JP_SYMBOL_LEN);
+			entry->ordinal = d->origin->ordinal;
 		}
 		entry->self_samples += d->self_samples;
 		entry->total_samples += d->total_samples;

@@ -345,6 +345,19 @@ jp_put_text_row(ReturnSetInfo *rsinfo, const char *text)
 }
 
 /*
+ * A JIT function's last frame in a folded line: its role, and its number
+ * when it is not the first of its plan node and role ("qual_2"), from the
+ * store entry's ordinal, as its symbol ends.
+ */
+void
+jp_append_role(StringInfo line, const char *role, int32 ordinal)
+{
+	appendStringInfoString(line, role);
+	if (ordinal > 1)
+		appendStringInfo(line, "_%d", ordinal);
+}
+
+/*
  * The folded lines of one JIT function whose stack is in *line: its self
  * samples, then the samples of PostgreSQL code it called.  *line is left
  * as it came.
@@ -401,25 +414,17 @@ jitprof_folded_1_0(PG_FUNCTION_ARGS)
 	entries = jp_store_copy(&nentries);
 	for (entry = entries; entry < entries + nentries; entry++)
 	{
-		const char *role = entry->role;
-		const char *ordinal;
-
 		CHECK_FOR_INTERRUPTS();
 		if (entry->key.discriminator == 0 ||
 			!(see_all || entry->key.userid == me))
 			continue;
 
-		/* keep the ordinal of a node's second, third... function of a role */
-		ordinal = strrchr(entry->symbol, '_');
-		if (ordinal == NULL || strspn(ordinal + 1, "0123456789") !=
-			strlen(ordinal + 1) || ordinal[1] == '\0')
-			ordinal = "";
-
 		resetStringInfo(&line);
-		appendStringInfo(&line, "q" INT64_FORMAT ";%s#%d;%s%s",
+		appendStringInfo(&line, "q" INT64_FORMAT ";%s#%d;",
 						 entry->key.queryid,
 						 entry->node_type[0] ? entry->node_type : "JIT",
-						 entry->key.plan_node_id, role, ordinal);
+						 entry->key.plan_node_id);
+		jp_append_role(&line, entry->role, entry->ordinal);
 		jp_put_folded_samples(rsinfo, &line, entry->self_samples,
 							  entry->total_samples);
 	}

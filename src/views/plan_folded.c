@@ -10,6 +10,13 @@
  * mode, after the lock is released; its loops check for interrupts.  Only
  * the rows the reader may see are used (privacy as jitprof_hotspots).
  *
+ * Its time is linear in the entries and rows (the rows' sort aside): one
+ * hash table by query holds where each query's plan-node rows are in the
+ * sorted copy and what its rows and functions add up to, so a function
+ * finds its plan node's row with one hash lookup and a binary search among
+ * its query's few rows.  Functions without samples print nothing and add
+ * nothing, and are passed over at once.
+ *
  *-------------------------------------------------------------------------
  */
 #include "postgres.h"
@@ -25,68 +32,55 @@
 #include "views/views.h"
 #include "views/plan_rows.h"
 
-/* plan-node rows copied out of the store (no lock held) */
-typedef struct JpPlanPaths
+/* the parts of the query key that a query's rows and functions share */
+typedef struct FoldedQueryKey
 {
-	NodeRow    *rows;
-	int			nrows;
-	HTAB	   *index;			/* a row's place in rows, by its key */
-} JpPlanPaths;
-
-/* a plan-node row's place in the copy, by key (JpPlanPaths.index) */
-typedef struct RowRef
-{
-	JpStoreNodeKey key;			/* hash key: must be first */
-	int			index;
-} RowRef;
+	Oid			userid;
+	Oid			dbid;
+	int64		queryid;
+} FoldedQueryKey;
 
 /*
- * For jitprof_folded (1.1): the plan-node rows and their shapes, copied out
- * of the store after "entries" (the caller's copy of its entries), so that
- * a JIT function's line can start with its node's path from the plan's
- * root.
+ * One query: where its plan-node rows are in the sorted copy, and what its
+ * rows and its JIT functions add up to.
  */
-static JpPlanPaths *
-plan_paths_copy(const JpStoreEntry *entries, int64 nentries)
+typedef struct FoldedQuery
 {
-	JpPlanPaths *paths = palloc0(sizeof(JpPlanPaths));
-	NodeRow    *rows;
-	HASHCTL		ctl;
+	FoldedQueryKey key;			/* hash key: must be first */
+	int			first_row;		/* its rows: rows[first_row .. + nrows - 1] */
+	int			nrows;			/* 0: no plan-node profile */
+	int64		in_nodes;		/* self samples of its plan-node rows */
+	int64		in_jit;			/* total samples of its JIT functions */
+} FoldedQuery;
 
-	rows = jp_plan_rows_copy_after(entries, nentries, false, 0, &paths->nrows,
-								   NULL, NULL);
-	paths->rows = rows;
-	ctl.keysize = sizeof(JpStoreNodeKey);
-	ctl.entrysize = sizeof(RowRef);
-	ctl.hcxt = CurrentMemoryContext;
-	paths->index = hash_create("jitprof plan paths", Max(paths->nrows, 16),
-							   &ctl, HASH_ELEM | HASH_BLOBS | HASH_CONTEXT);
-	for (int i = 0; i < paths->nrows; i++)
-	{
-		RowRef	   *ref;
-
-		CHECK_FOR_INTERRUPTS();
-		/* the store's keys have their padding zeroed, as HASH_BLOBS needs */
-		ref = hash_search(paths->index, &rows[i].e.key, HASH_ENTER, NULL);
-		ref->index = i;
-	}
-	return paths;
-}
-
-static NodeRow *
-find_row(const JpPlanPaths *paths, Oid userid, Oid dbid, int64 queryid,
-		 int32 id)
+/* a query's summary row the reader may see */
+typedef struct FoldedSummary
 {
-	JpStoreNodeKey key;
-	RowRef	   *ref;
+	const JpStoreEntry *entry;
+	FoldedQuery *query;
+} FoldedSummary;
+
+static FoldedQuery *
+folded_query(HTAB *queries, Oid userid, Oid dbid, int64 queryid,
+			 HASHACTION action)
+{
+	FoldedQueryKey key;
+	FoldedQuery *fq;
+	bool		found;
 
 	memset(&key, 0, sizeof(key));
 	key.userid = userid;
 	key.dbid = dbid;
 	key.queryid = queryid;
-	key.plan_node_id = id;
-	ref = hash_search(paths->index, &key, HASH_FIND, NULL);
-	return ref != NULL ? &paths->rows[ref->index] : NULL;
+	fq = hash_search(queries, &key, action, &found);
+	if (fq != NULL && !found)
+	{
+		fq->first_row = 0;
+		fq->nrows = 0;
+		fq->in_nodes = 0;
+		fq->in_jit = 0;
+	}
+	return fq;
 }
 
 /*
@@ -95,10 +89,8 @@ find_row(const JpPlanPaths *paths, Oid userid, Oid dbid, int64 queryid,
  * Parents are followed through each row's "up".
  */
 static bool
-append_path(const JpPlanPaths *paths, const NodeRow *r, int32 id,
-			StringInfo out)
+append_path(const NodeRow *rows, const NodeRow *r, int32 id, StringInfo out)
 {
-	const NodeRow *rows = paths->rows;
 	int32		chain[64];
 	const char *types[64];
 	int			n = 0;
@@ -119,52 +111,15 @@ append_path(const JpPlanPaths *paths, const NodeRow *r, int32 id,
 	return n > 0;
 }
 
-/* a JIT function's row, copied out of the store for jitprof_folded */
-typedef struct FoldedFunction
-{
-	JpStoreKey	key;
-	int64		self_samples;
-	int64		total_samples;
-	char		node_type[JP_NODE_TYPE_LEN];
-	char		role[JP_ROLE_LEN];
-	char		ordinal[16];
-} FoldedFunction;
-
-typedef struct FoldedQueryKey
-{
-	Oid			userid;
-	Oid			dbid;
-	int64		queryid;
-} FoldedQueryKey;
-
-/* what the plan-node rows and JIT functions of one query add up to */
-typedef struct FoldedQuery
-{
-	FoldedQueryKey key;			/* hash key: must be first */
-	bool		has_nodes;
-	int64		in_nodes;		/* self samples of its plan-node rows */
-	int64		in_jit;			/* total samples of its JIT functions */
-} FoldedQuery;
-
-static FoldedQuery *
-folded_query(HTAB *queries, Oid userid, Oid dbid, int64 queryid,
-			 HASHACTION action)
-{
-	FoldedQueryKey key;
-
-	memset(&key, 0, sizeof(key));
-	key.userid = userid;
-	key.dbid = dbid;
-	key.queryid = queryid;
-	return hash_search(queries, &key, action, NULL);
-}
-
 /*
  * jitprof_folded (1.1): the profile as folded stacks whose frames are the
  * plan path of each JIT function, "q<queryid>;Agg#0;Sort#1;SeqScan#2;qual
  * <samples>".  A plan node's samples outside its JIT functions end in the
  * node itself; a query's samples outside any node end in "[outside any
  * node]" (or "[outside JIT]" for a query without a plan-node profile).
+ * Lines come in this order: the functions' in the order of the store's
+ * copy, the nodes' in the order of the rows (by query and plan node), the
+ * queries' in the order of the copy.
  */
 PG_FUNCTION_INFO_V1(jitprof_folded_1_1);
 
@@ -175,13 +130,13 @@ jitprof_folded_1_1(PG_FUNCTION_ARGS)
 	bool		all;
 	Oid			me = GetUserId();
 	JpStoreEntry *entries;
-	JpStoreEntry *entry;
 	int64		nentries;
-	FoldedFunction *fns;
-	QueryRow   *qs;
+	NodeRow    *rows;
+	int			nrows;
+	const JpStoreEntry **fns;
+	FoldedSummary *qs;
 	int			nfns = 0;
 	int			nq = 0;
-	JpPlanPaths *paths;
 	int64	   *fn_total_of_row;
 	StringInfoData line;
 	HASHCTL		ctl;
@@ -191,71 +146,95 @@ jitprof_folded_1_1(PG_FUNCTION_ARGS)
 	InitMaterializedSRF(fcinfo, MAT_SRF_USE_EXPECTED_DESC);
 	all = jp_reader_sees_all();
 
-	/* two copies (here and in plan_paths_copy), each under the lock */
+	/* two copies (here and in jp_plan_rows_copy_after), each under the lock */
 	entries = jp_store_copy(&nentries);
-	fns = palloc(sizeof(FoldedFunction) * Max(nentries, 1));
-	qs = palloc(sizeof(QueryRow) * Max(nentries, 1));
-	for (entry = entries; entry < entries + nentries; entry++)
+	rows = jp_plan_rows_copy_after(entries, nentries, false, 0, &nrows,
+								   NULL, NULL);
+
+	/* each query's rows (sorted by query) and their self samples */
+	ctl.keysize = sizeof(FoldedQueryKey);
+	ctl.entrysize = sizeof(FoldedQuery);
+	ctl.hcxt = CurrentMemoryContext;
+	queries = hash_create("jitprof folded queries", Max(nentries / 4, 256), &ctl,
+						  HASH_ELEM | HASH_BLOBS | HASH_CONTEXT);
+	for (int i = 0; i < nrows;)
+	{
+		const JpStoreNodeKey *key = &rows[i].e.key;
+		FoldedQuery *fq;
+		int			j;
+
+		CHECK_FOR_INTERRUPTS();
+		fq = folded_query(queries, key->userid, key->dbid, key->queryid,
+						  HASH_ENTER);
+		fq->first_row = i;
+		for (j = i; j < nrows && rows[j].e.key.userid == key->userid &&
+			 rows[j].e.key.dbid == key->dbid &&
+			 rows[j].e.key.queryid == key->queryid; j++)
+			fq->in_nodes += rows[j].e.self_samples;
+		fq->nrows = j - i;
+		i = j;
+	}
+
+	/* the summary rows and the functions with samples the reader may see */
+	fns = palloc(sizeof(JpStoreEntry *) * Max(nentries, 1));
+	qs = palloc(sizeof(FoldedSummary) * Max(nentries, 1));
+	for (const JpStoreEntry *entry = entries; entry < entries + nentries;
+		 entry++)
 	{
 		CHECK_FOR_INTERRUPTS();
 		if (!(all || entry->key.userid == me))
 			continue;
 		if (entry->key.discriminator == 0)
 		{
-			qs[nq].key = entry->key;
-			qs[nq].executions = entry->executions;
-			qs[nq].query_samples = entry->query_samples;
+			qs[nq].entry = entry;
+			qs[nq].query = folded_query(queries, entry->key.userid,
+										entry->key.dbid, entry->key.queryid,
+										HASH_ENTER);
 			nq++;
 		}
-		else
-		{
-			FoldedFunction *f;
-			const char *ordinal;
-
-			f = &fns[nfns++];
-			f->key = entry->key;
-			f->self_samples = entry->self_samples;
-			f->total_samples = entry->total_samples;
-			strlcpy(f->node_type, entry->node_type, JP_NODE_TYPE_LEN);
-			strlcpy(f->role, entry->role, JP_ROLE_LEN);
-			/* keep the ordinal of a node's second, third... function */
-			ordinal = strrchr(entry->symbol, '_');
-			if (ordinal == NULL || ordinal[1] == '\0' ||
-				strspn(ordinal + 1, "0123456789") != strlen(ordinal + 1))
-				ordinal = "";
-			strlcpy(f->ordinal, ordinal, sizeof(f->ordinal));
-		}
+		else if (entry->total_samples != 0 || entry->self_samples > 0)
+			fns[nfns++] = entry;
 	}
-	paths = plan_paths_copy(entries, nentries);
-	pfree(entries);
-	fn_total_of_row = palloc0(sizeof(int64) * Max(paths->nrows, 1));
-	initStringInfo(&line);
 
+	/* each function's lines, with its plan node's path when known */
+	fn_total_of_row = palloc0(sizeof(int64) * Max(nrows, 1));
+	initStringInfo(&line);
 	for (int i = 0; i < nfns; i++)
 	{
-		FoldedFunction *f = &fns[i];
-		NodeRow    *r;
+		const JpStoreEntry *f = fns[i];
+		FoldedQuery *fq;
+		const NodeRow *r = NULL;
 
 		CHECK_FOR_INTERRUPTS();
-		r = find_row(paths, f->key.userid, f->key.dbid, f->key.queryid,
-					 f->key.plan_node_id);
+		fq = folded_query(queries, f->key.userid, f->key.dbid, f->key.queryid,
+						  HASH_FIND);
+		if (fq != NULL)
+		{
+			int			k = jp_plan_row_find(rows + fq->first_row, fq->nrows,
+											 f->key.plan_node_id);
+
+			if (k >= 0)
+				r = &rows[fq->first_row + k];
+			fq->in_jit += f->total_samples;
+		}
 		resetStringInfo(&line);
 		appendStringInfo(&line, "q" INT64_FORMAT ";", f->key.queryid);
-		if (!append_path(paths, r, f->key.plan_node_id, &line))
+		if (!append_path(rows, r, f->key.plan_node_id, &line))
 			appendStringInfo(&line, "%s#%d",
 							 f->node_type[0] ? f->node_type : "JIT",
 							 f->key.plan_node_id);
-		appendStringInfo(&line, ";%s%s", f->role, f->ordinal);
+		appendStringInfoChar(&line, ';');
+		jp_append_role(&line, f->role, f->ordinal);
 		if (r != NULL)
-			fn_total_of_row[r - paths->rows] += f->total_samples;
+			fn_total_of_row[r - rows] += f->total_samples;
 		jp_put_folded_samples(rsinfo, &line, f->self_samples,
 							  f->total_samples);
 	}
 
 	/* each node's samples outside its JIT functions */
-	for (int i = 0; i < paths->nrows; i++)
+	for (int i = 0; i < nrows; i++)
 	{
-		NodeRow    *r = &paths->rows[i];
+		NodeRow    *r = &rows[i];
 		int64		rest = r->e.self_samples - fn_total_of_row[i];
 
 		CHECK_FOR_INTERRUPTS();
@@ -263,72 +242,27 @@ jitprof_folded_1_1(PG_FUNCTION_ARGS)
 			continue;
 		resetStringInfo(&line);
 		appendStringInfo(&line, "q" INT64_FORMAT ";", r->e.key.queryid);
-		if (!append_path(paths, r, r->e.key.plan_node_id, &line))
+		if (!append_path(rows, r, r->e.key.plan_node_id, &line))
 			appendStringInfo(&line, "Node#%d", r->e.key.plan_node_id);
 		appendStringInfo(&line, " " INT64_FORMAT, rest);
 		jp_put_text_row(rsinfo, line.data);
 	}
 
-	/*
-	 * Each query's samples outside any node (or outside JIT): its nodes' and
-	 * functions' sums, gathered in one pass over each through a hash table.
-	 */
-	ctl.keysize = sizeof(FoldedQueryKey);
-	ctl.entrysize = sizeof(FoldedQuery);
-	ctl.hcxt = CurrentMemoryContext;
-	queries = hash_create("jitprof folded queries", Max(nq, 16), &ctl,
-						  HASH_ELEM | HASH_BLOBS | HASH_CONTEXT);
+	/* each query's samples outside any node (or outside JIT) */
 	for (int i = 0; i < nq; i++)
 	{
-		FoldedQuery *fq;
-
-		CHECK_FOR_INTERRUPTS();
-		fq = folded_query(queries, qs[i].key.userid, qs[i].key.dbid,
-						  qs[i].key.queryid, HASH_ENTER);
-		fq->has_nodes = false;
-		fq->in_nodes = 0;
-		fq->in_jit = 0;
-	}
-	for (int i = 0; i < paths->nrows; i++)
-	{
-		const JpStoreNodeKey *key = &paths->rows[i].e.key;
-		FoldedQuery *fq;
-
-		CHECK_FOR_INTERRUPTS();
-		fq = folded_query(queries, key->userid, key->dbid, key->queryid,
-						  HASH_FIND);
-		if (fq != NULL)
-		{
-			fq->has_nodes = true;
-			fq->in_nodes += paths->rows[i].e.self_samples;
-		}
-	}
-	for (int i = 0; i < nfns; i++)
-	{
-		FoldedQuery *fq;
-
-		CHECK_FOR_INTERRUPTS();
-		fq = folded_query(queries, fns[i].key.userid, fns[i].key.dbid,
-						  fns[i].key.queryid, HASH_FIND);
-		if (fq != NULL)
-			fq->in_jit += fns[i].total_samples;
-	}
-	for (int i = 0; i < nq; i++)
-	{
-		FoldedQuery *fq;
+		const FoldedQuery *fq = qs[i].query;
 		int64		outside;
 
 		CHECK_FOR_INTERRUPTS();
-		fq = folded_query(queries, qs[i].key.userid, qs[i].key.dbid,
-						  qs[i].key.queryid, HASH_FIND);
-		outside = qs[i].query_samples -
-			(fq->has_nodes ? fq->in_nodes : fq->in_jit);
+		outside = qs[i].entry->query_samples -
+			(fq->nrows > 0 ? fq->in_nodes : fq->in_jit);
 		if (outside <= 0)
 			continue;
 		resetStringInfo(&line);
 		appendStringInfo(&line, "q" INT64_FORMAT ";%s " INT64_FORMAT,
-						 qs[i].key.queryid,
-						 fq->has_nodes ? "[outside any node]" : "[outside JIT]",
+						 qs[i].entry->key.queryid,
+						 fq->nrows > 0 ? "[outside any node]" : "[outside JIT]",
 						 outside);
 		jp_put_text_row(rsinfo, line.data);
 	}

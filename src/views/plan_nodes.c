@@ -99,8 +99,8 @@ query_row_cmp(const void *a, const void *b)
 }
 
 /* index of plan node "id" among the rows of one query, or -1 */
-static int
-find_in_query(const NodeRow *rows, int n, int32 id)
+int
+jp_plan_row_find(const NodeRow *rows, int n, int32 id)
 {
 	int			lo = 0;
 	int			hi = n - 1;
@@ -144,7 +144,7 @@ subtree_totals(NodeRow *rows, int n, int *up, int *pending, int *queue)
 		pending[k] = 0;
 		rows[k].total_samples = e->key.plan_node_id >= 0 ? e->self_samples : 0;
 		if (e->key.plan_node_id >= 0 && e->has_shape && e->parent >= 0)
-			up[k] = find_in_query(rows, n, e->parent);
+			up[k] = jp_plan_row_find(rows, n, e->parent);
 	}
 	for (int k = 0; k < n; k++)
 		if (up[k] >= 0)

@@ -38,5 +38,6 @@ extern NodeRow *jp_plan_rows_copy_after(const JpStoreEntry *entries,
 										QueryRow **queries, int *nqueries);
 extern NodeRow *jp_plan_rows_copy(bool one_query, int64 queryid, int *nrows,
 								  QueryRow **queries, int *nqueries);
+extern int	jp_plan_row_find(const NodeRow *rows, int n, int32 id);
 
 #endif							/* JITPROF_VIEWS_PLAN_ROWS_H */

@@ -35,11 +35,12 @@
 #include "store/store.h"
 
 /*
- * hotspots.c: may the caller see other roles' rows and code addresses?  And
- * a row of a one-text-column view.
+ * hotspots.c: may the caller see other roles' rows and code addresses?  A
+ * row of a one-text-column view, and the parts of a folded line.
  */
 extern bool jp_reader_sees_all(void);
 extern void jp_put_text_row(ReturnSetInfo *rsinfo, const char *text);
+extern void jp_append_role(StringInfo line, const char *role, int32 ordinal);
 extern void jp_put_folded_samples(ReturnSetInfo *rsinfo, StringInfo line,
 								  int64 self_samples, int64 total_samples);
 

@@ -21,7 +21,7 @@ use JitprofCrashes qw(expect_signal);
 
 our @EXPORT = qw(jitprof_node jitprof_conf status_value build_test_module
   maps_of pkglibdir kill_backend llvm_config llvm_tool llvmjit_libllvm
-  background_session seqscan_calls_execscan strict_call2_step);
+  background_session seqscan_calls_execscan strict_call2_step gdb_prologue);
 
 # The regression suite's settings, as a string for append_conf.
 sub jitprof_conf
@@ -64,6 +64,14 @@ sub kill_backend
 	expect_signal($node->logfile, $pid, $sig);
 	kill($sig, $pid) == 1 or die "could not send SIG$sig to PID $pid: $!";
 	return;
+}
+
+# The first lines of a gdb batch script attached to a backend
+# (test/lib/gdb_prologue.gdb).
+sub gdb_prologue
+{
+	my $src = $ENV{JITPROF_SRC} // '.';
+	return slurp_file("$src/test/lib/gdb_prologue.gdb");
 }
 
 # One value of jitprof_status, as seen by the session running $sql first.

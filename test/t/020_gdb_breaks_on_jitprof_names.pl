@@ -29,18 +29,7 @@ my $tmp = PostgreSQL::Test::Utils::tempdir;
 
 # gdb stops on the signals PostgreSQL uses among its processes; let them
 # through untouched.
-my $gdb_prologue = <<'EOF';
-set pagination off
-set confirm off
-set width 0
-set debuginfod enabled off
-handle SIGUSR1 nostop noprint pass
-handle SIGUSR2 nostop noprint pass
-handle SIGINT nostop noprint pass
-handle SIGURG nostop noprint pass
-handle SIGPIPE nostop noprint pass
-handle SIGALRM nostop noprint pass
-EOF
+my $gdb_prologue = gdb_prologue();
 
 # Start gdb in batch mode on a backend with a script; returns the handle and
 # the file its output goes to.  gdb runs under timeout(1), whose SIGTERM

@@ -62,8 +62,13 @@ diag("trampoline ran a node itself $fallbacks times (wrappers that captured each
 # keeps forwarding in the next ones.
 my $cursor_expected = $node->safe_psql('postgres', q{SET jit = off;
 SELECT count(*) || '|' || sum(t.a * s + t.b) FROM t, generate_series(1, 5) s WHERE (t.a * s) % 7 <> 3});
-my $counts = $node->safe_psql('postgres', qq{
+# the cursor read row by row in a DO block, after LOAD and SETTINGS
+sub cursor_sums
+{
+	my ($settings) = @_;
+	return $node->safe_psql('postgres', qq{
 LOAD '$so';
+$settings
 BEGIN;
 DECLARE c CURSOR FOR SELECT t.a * s + t.b AS v FROM t, generate_series(1, 5) s
   WHERE (t.a * s) % 7 <> 3;
@@ -86,6 +91,8 @@ END \$\$;
 SELECT n || '|' || total FROM sums;
 COMMIT;
 });
+}
+my $counts = cursor_sums('');
 is($counts, $cursor_expected, 'a cursor read row by row under the wrapper returns every row');
 
 # EXPLAIN ANALYZE: the same plan and row counts with and without the
@@ -129,31 +136,7 @@ my $q_on = $node->safe_psql('postgres', $qsamples_sql) - $q_before;
 cmp_ok($nodes_self, '>', 0.9 * $q_on,
 	"the plan nodes got the samples of the runs with plan_nodes on ($nodes_self of $q_on)");
 cmp_ok($nodes_self, '<=', $qsamples, 'and no more');
-is($node->safe_psql('postgres', qq{
-LOAD '$so';
-SET jitprof.plan_nodes = on;
-BEGIN;
-DECLARE c CURSOR FOR SELECT t.a * s + t.b AS v FROM t, generate_series(1, 5) s
-  WHERE (t.a * s) % 7 <> 3;
-CREATE TEMP TABLE sums (n bigint, total numeric);
-DO \$\$
-DECLARE
-  cur refcursor := 'c';
-  r record;
-  n bigint := 0;
-  total numeric := 0;
-BEGIN
-  LOOP
-    FETCH cur INTO r;
-    EXIT WHEN NOT FOUND;
-    n := n + 1;
-    total := total + r.v;
-  END LOOP;
-  INSERT INTO sums VALUES (n, total);
-END \$\$;
-SELECT n || '|' || total FROM sums;
-COMMIT;
-}), $cursor_expected, 'plan_nodes on: a cursor read row by row under the wrapper returns every row');
+is(cursor_sums('SET jitprof.plan_nodes = on;'), $cursor_expected, 'plan_nodes on: a cursor read row by row under the wrapper returns every row');
 is($plan_of->($node->safe_psql('postgres', "LOAD '$so'; SET jitprof.plan_nodes = on; $explain")),
 	$plain, 'plan_nodes on: EXPLAIN ANALYZE under the wrapper shows the same rows');
 

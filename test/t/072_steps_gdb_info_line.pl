@@ -49,17 +49,7 @@ my ($mul) = grep { $lines[ $_ - 1 ] =~ /\Q$call2\E float8mul$/ } $before + 1 .. 
 ok(defined $mul, "float8mul step on line " . ($mul // '?') . " of that listing");
 my $mul_next = $mul + $per_run;
 
-my $script = <<"EOF";
-set pagination off
-set confirm off
-set width 0
-set debuginfod enabled off
-handle SIGUSR1 nostop noprint pass
-handle SIGUSR2 nostop noprint pass
-handle SIGINT nostop noprint pass
-handle SIGURG nostop noprint pass
-handle SIGPIPE nostop noprint pass
-handle SIGALRM nostop noprint pass
+my $script = gdb_prologue() . <<"EOF";
 set breakpoint pending on
 break '$symbol'
 echo \@\@READY\\n

@@ -246,8 +246,8 @@ is($node->safe_psql('postgres',
 	$before, 'step rows survive a clean restart');
 
 # The saved file: a header (StoreFileHeader: format 4 appended its last
-# three fields), the store's shared block (format 4 appended one int64,
-# steps_dropped), then the rows, then a CRC-32C.  The header's size is
+# three fields, format 5 kept them), the store's shared block (format 4
+# appended one int64, steps_dropped), then the rows, then a CRC-32C.  The header's size is
 # its fields'; the shared block's is what the file holds besides the header,
 # the rows (their sizes and counts are header fields) and the CRC.
 my $header_v4 = 'L4 q L2 q L2 q';
@@ -287,7 +287,7 @@ sub write_stat_file
 # line: leave only those rows to the Seq Scan, in the saved file.
 $node->stop;
 my $f = read_stat_file();
-is($f->{version}, 4, 'the saved file has format 4');
+is($f->{version}, 5, 'the saved file has format 5');
 # JpStoreStepKey: userid, dbid, queryid, plan_node_id, discriminator, step
 my @kept = grep {
 	my (undef, undef, $q, $id, undef, $step) = unpack('L2 q l L l', $_);
@@ -313,10 +313,9 @@ like($explain, qr/^\s+->  Seq Scan on f .*\n(?!\s+Top JIT step)/m,
 like($explain, qr/^Aggregate .*\n\s+Top JIT step: /m,
 	'... while the Aggregate keeps its line');
 
-# a statistics file of jitprof 1.1 (format 3: no step rows) still loads:
-# rewrite the saved file in that format, as the previous release wrote it
-my $hot = $node->safe_psql('postgres',
-	"SELECT count(*), sum(self_samples), sum(total_samples) FROM jitprof_hotspots WHERE queryid IN ($mulq, $offq)");
+# a statistics file of jitprof 1.1 (format 3: no step rows, and no ordinal
+# in its function rows, as in format 4) is refused: rewrite the saved file
+# in that format's layout, as that release wrote it
 $node->stop;
 $f = read_stat_file();
 write_stat_file(
@@ -326,13 +325,14 @@ write_stat_file(
 	  . $f->{entries} . $f->{nodes});
 my $log_pos = -s $node->logfile;
 $node->start;
+like(substr(slurp_file($node->logfile), $log_pos),
+	qr/WARNING:  ignoring jitprof statistics file .*\n.*DETAIL:  The file has format 3, written by an earlier version of jitprof/,
+	'a format 3 file of jitprof 1.1 is refused with a WARNING');
 is($node->safe_psql('postgres',
-		"SELECT count(*), sum(self_samples), sum(total_samples) FROM jitprof_hotspots WHERE queryid IN ($mulq, $offq)"),
-	$hot, 'a format 3 file of jitprof 1.1 loads every hotspot');
+		"SELECT count(*) FROM jitprof_hotspots WHERE queryid IN ($mulq, $offq)"),
+	'0', '... and none of its hotspots is loaded');
 is($node->safe_psql('postgres', 'SELECT count(*) FROM jitprof_steps'),
-	'0', '... and no step rows, which it does not have');
-unlike(substr(slurp_file($node->logfile), $log_pos),
-	qr/ignoring jitprof statistics file/, '... without a warning');
+	'0', '... nor step rows');
 
 # jitprof_reset() empties them
 $node->safe_psql('postgres', 'SELECT jitprof_reset()');
