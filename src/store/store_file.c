@@ -255,26 +255,6 @@ store_file_bad(const char *detail)
 	unlink(STORE_FILE);
 }
 
-/* read() exactly len bytes */
-static bool
-read_all(int fd, void *buf, size_t len)
-{
-	char	   *p = buf;
-
-	while (len > 0)
-	{
-		ssize_t		n = read(fd, p, len);
-
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n <= 0)
-			return false;
-		p += n;
-		len -= n;
-	}
-	return true;
-}
-
 /*
  * Remove the temporary file of a save that did not finish (the postmaster
  * was killed while writing it), and say so: the statistics it was writing
@@ -382,7 +362,7 @@ jp_store_load(void)
 	/* a version 3 file's header is the first part of today's */
 	memset(&header, 0, sizeof(header));
 	if (st.st_size < (off_t) STORE_HEADER_SIZE_V3 ||
-		!read_all(fd, &header, STORE_HEADER_SIZE_V3))
+		!jp_read_all(fd, &header, STORE_HEADER_SIZE_V3))
 	{
 		store_file_bad(gettext_noop("The file is shorter than its header. It has been removed, and hotspot statistics start empty."));
 		goto done;
@@ -394,8 +374,8 @@ jp_store_load(void)
 		header_size = sizeof(header);
 		counters_size = sizeof(StoreFileCounters);
 		if (st.st_size < (off_t) header_size ||
-			!read_all(fd, (char *) &header + STORE_HEADER_SIZE_V3,
-					  header_size - STORE_HEADER_SIZE_V3))
+			!jp_read_all(fd, (char *) &header + STORE_HEADER_SIZE_V3,
+						 header_size - STORE_HEADER_SIZE_V3))
 		{
 			store_file_bad(gettext_noop("The file is shorter than its header. It has been removed, and hotspot statistics start empty."));
 			goto done;
@@ -437,7 +417,7 @@ jp_store_load(void)
 	INIT_CRC32C(crc);
 	COMP_CRC32C(crc, &header, header_size);
 	memset(&saved, 0, sizeof(saved));
-	if (!read_all(fd, &saved, counters_size))
+	if (!jp_read_all(fd, &saved, counters_size))
 	{
 		store_file_bad(gettext_noop("The file could not be read completely. It has been removed, and hotspot statistics start empty."));
 		goto done;
@@ -460,10 +440,10 @@ jp_store_load(void)
 		unlink(STORE_FILE);
 		goto done;
 	}
-	if (!read_all(fd, entries, header.nentries * sizeof(JpStoreEntry)) ||
-		!read_all(fd, nodes, header.nnodes * sizeof(JpStoreNodeEntry)) ||
-		!read_all(fd, steps, header.nsteps * sizeof(JpStoreStepEntry)) ||
-		!read_all(fd, &file_crc, sizeof(file_crc)))
+	if (!jp_read_all(fd, entries, header.nentries * sizeof(JpStoreEntry)) ||
+		!jp_read_all(fd, nodes, header.nnodes * sizeof(JpStoreNodeEntry)) ||
+		!jp_read_all(fd, steps, header.nsteps * sizeof(JpStoreStepEntry)) ||
+		!jp_read_all(fd, &file_crc, sizeof(file_crc)))
 	{
 		store_file_bad(gettext_noop("The file could not be read completely. It has been removed, and hotspot statistics start empty."));
 		goto done;
