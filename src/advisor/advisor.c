@@ -106,13 +106,7 @@ typedef struct AdvisorShared
 {
 	LWLock	   *lock;
 	int64		nentries;
-	int64		dropped;
-	int64		executions;
-	int64		explored;
-	int64		enforced;
-	double		cpu_ms;
-	double		explore_cpu_ms;
-	double		explore_loss_ms;
+	JpAdvisorSavedCounts counts;	/* as the saved file holds them */
 	uint32		nbuckets;		/* a power of 2, >= 2 * max_queries */
 	int32		max_queries;
 } AdvisorShared;
@@ -306,13 +300,7 @@ advisor_load(void)
 		if (e != NULL && adv->nentries > before)
 			*e = entries[k];
 	}
-	adv->dropped = c.dropped;
-	adv->executions = c.executions;
-	adv->explored = c.explored;
-	adv->enforced = c.enforced;
-	adv->cpu_ms = c.cpu_ms;
-	adv->explore_cpu_ms = c.explore_cpu_ms;
-	adv->explore_loss_ms = c.explore_loss_ms;
+	adv->counts = c;
 	pfree(entries);
 }
 
@@ -320,19 +308,9 @@ advisor_load(void)
 static void
 advisor_save(int code, Datum arg)
 {
-	JpAdvisorSavedCounts c;
-
 	if (code != 0 || !jitprof_save || adv == NULL)
 		return;
-	memset(&c, 0, sizeof(c));
-	c.dropped = adv->dropped;
-	c.executions = adv->executions;
-	c.explored = adv->explored;
-	c.enforced = adv->enforced;
-	c.cpu_ms = adv->cpu_ms;
-	c.explore_cpu_ms = adv->explore_cpu_ms;
-	c.explore_loss_ms = adv->explore_loss_ms;
-	jp_advisor_file_save(adv_entries, adv->nentries, &c);
+	jp_advisor_file_save(adv_entries, adv->nentries, &adv->counts);
 }
 
 static void
@@ -487,7 +465,7 @@ choose_level(const JpAdvisorKey *key, int pg_level, int pg_flags, int *base)
 	e = entry_find(key, false);
 	if (e != NULL && advisor_mode == JP_ADVISOR_ENFORCE)
 		enforce = e->enforce_level;
-	if (adv->explore_loss_ms > advisor_max_loss * adv->cpu_ms)
+	if (adv->counts.explore_loss_ms > advisor_max_loss * adv->counts.cpu_ms)
 		p = 0;
 	else if (e != NULL && e->decided)
 		p = Min(p, DRIFT_RATE);
@@ -638,24 +616,24 @@ record(const OpenExec *o, double cpu, double wall)
 	e = entry_find(&o->key, true);
 	if (e == NULL)
 	{
-		adv->dropped++;
+		adv->counts.dropped++;
 		LWLockRelease(adv->lock);
 		return;
 	}
-	adv->executions++;
-	adv->cpu_ms += cpu;
+	adv->counts.executions++;
+	adv->counts.cpu_ms += cpu;
 	if (o->base_level != o->pg_level)
-		adv->enforced++;
+		adv->counts.enforced++;
 	if (o->level != o->base_level)
 	{
 		/* what it cost above the level it would have run at */
 		const JpLevelStats *base = &e->level[o->base_level];
 
-		adv->explored++;
-		adv->explore_cpu_ms += cpu;
+		adv->counts.explored++;
+		adv->counts.explore_cpu_ms += cpu;
 		if (base->executions > 0 && cpu > base->cpu_mean)
 		{
-			adv->explore_loss_ms += cpu - base->cpu_mean;
+			adv->counts.explore_loss_ms += cpu - base->cpu_mean;
 			e->explore_loss += cpu - base->cpu_mean;
 		}
 	}
@@ -782,13 +760,13 @@ jp_advisor_counts(JpAdvisorCounts *c)
 		CACHELINEALIGN(workers_memsize());
 	LWLockAcquire(adv->lock, LW_SHARED);
 	c->entries = adv->nentries;
-	c->dropped = adv->dropped;
-	c->executions = adv->executions;
-	c->explored = adv->explored;
-	c->enforced = adv->enforced;
-	c->cpu_ms = adv->cpu_ms;
-	c->explore_cpu_ms = adv->explore_cpu_ms;
-	c->explore_loss_ms = adv->explore_loss_ms;
+	c->dropped = adv->counts.dropped;
+	c->executions = adv->counts.executions;
+	c->explored = adv->counts.explored;
+	c->enforced = adv->counts.enforced;
+	c->cpu_ms = adv->counts.cpu_ms;
+	c->explore_cpu_ms = adv->counts.explore_cpu_ms;
+	c->explore_loss_ms = adv->counts.explore_loss_ms;
 	LWLockRelease(adv->lock);
 }
 
@@ -800,13 +778,7 @@ jp_advisor_reset(void)
 	LWLockAcquire(adv->lock, LW_EXCLUSIVE);
 	memset(adv_index, 0, adv->nbuckets * sizeof(int32));
 	adv->nentries = 0;
-	adv->dropped = 0;
-	adv->executions = 0;
-	adv->explored = 0;
-	adv->enforced = 0;
-	adv->cpu_ms = 0;
-	adv->explore_cpu_ms = 0;
-	adv->explore_loss_ms = 0;
+	memset(&adv->counts, 0, sizeof(adv->counts));
 	LWLockRelease(adv->lock);
 }
 

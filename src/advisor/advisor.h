@@ -88,7 +88,7 @@ typedef struct JpAdvisorCounts
 	int64		shmem_bytes;
 } JpAdvisorCounts;
 
-/* the table's counters as the advisor's file holds them (advisor_file.c) */
+/* the table's counters, in shared memory and in the saved file */
 typedef struct JpAdvisorSavedCounts
 {
 	int64		dropped;
