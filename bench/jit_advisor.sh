@@ -207,13 +207,14 @@ read -r t_explored t_explore_cpu t_loss t_inscope < <(psql_c jitprof -F ' ' -c "
 	"SELECT explored, round(explore_cpu_ms::numeric), round(explore_loss_ms::numeric), round(cpu_ms::numeric) FROM jitprof_advisor")
 echo "exploration's own cost in training: $t_explored executions explored, $t_explore_cpu ms of CPU, of which $t_loss ms above PostgreSQL's level (in-scope CPU $t_inscope ms)"
 
-advice=$(psql_c jitprof -F ' ' -c "SET jit = off" -c \
+# read at PostgreSQL's default settings, so that "now" is the defaults
+advice=$(psql_c jitprof -F ' ' -c \
 	"SELECT jit, coalesce(jit_above_cost, -1), coalesce(jit_optimize_above_cost, -1), coalesce(jit_inline_above_cost, -1),
 	        round(current_cpu_ms::numeric), round(advised_cpu_ms::numeric), coalesce(cardinality(unserved), 0) FROM jitprof_jit_advice()")
 read -r a_jit a_above a_opt a_inline a_now a_adv a_unserved <<<"$advice"
 [ "$a_jit" = t ] && a_jit=on || a_jit=off
 echo "advice: jit = $a_jit, jit_above_cost = $a_above, jit_optimize_above_cost = $a_opt, jit_inline_above_cost = $a_inline"
-echo "        (predicted on the trained queries: $a_now ms now, $a_adv ms advised; $a_unserved queries unserved)"
+echo "        (predicted on the trained queries: $a_now ms at the defaults, $a_adv ms advised; $a_unserved queries unserved)"
 
 psql_c jitprof -c 'ALTER SYSTEM SET jitprof.jit_advisor = enforce' -c 'SELECT pg_reload_conf()' >/dev/null
 read -r e_explored0 e_loss0 e_enforced0 < <(psql_c jitprof -F ' ' -c "SET jit = off" -c \
