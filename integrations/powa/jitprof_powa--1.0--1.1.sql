@@ -231,32 +231,16 @@ BEGIN
 END;
 $PROC$ LANGUAGE plpgsql;
 
--- registers the 1.0 module (as 1.0 did) and the advisor module, each once
-CREATE OR REPLACE FUNCTION public.powa_jitprof_register(_srvid integer = 0) RETURNS bool AS $_$
+-- 1.0's registration of the hotspot module keeps its body under another
+-- name; powa_jitprof_register() registers that module, then the advisor's,
+-- each once
+ALTER FUNCTION public.powa_jitprof_register(integer)
+	RENAME TO powa_jitprof_register_hotspots;
+
+CREATE FUNCTION public.powa_jitprof_register(_srvid integer = 0) RETURNS bool AS $_$
 BEGIN
-	-- only the local server's extension can be checked from here
-	IF (_srvid = 0 AND NOT EXISTS (SELECT 1 FROM pg_catalog.pg_extension
-								   WHERE extname = 'jitprof')) THEN
-		RAISE WARNING 'extension "jitprof" is not installed in database "%"',
-			current_database()
-			USING HINT = 'Run CREATE EXTENSION jitprof, then call powa_jitprof_register() again.';
+	IF NOT public.powa_jitprof_register_hotspots(_srvid) THEN
 		RETURN false;
-	END IF;
-
-	INSERT INTO public.powa_extensions (srvid, extname)
-		VALUES (_srvid, 'jitprof')
-		ON CONFLICT DO NOTHING;
-
-	IF NOT EXISTS (SELECT 1 FROM public.powa_functions
-				   WHERE module = 'jitprof' AND srvid = _srvid) THEN
-		PERFORM public.powa_log('registering jitprof');
-		INSERT INTO public.powa_functions (srvid, extname, module, operation,
-				function_name, query_source, added_manually, enabled)
-		VALUES (_srvid, 'jitprof', 'jitprof', 'snapshot',   'powa_jitprof_snapshot',   'powa_jitprof_src', true, true),
-			   (_srvid, 'jitprof', 'jitprof', 'aggregate',  'powa_jitprof_aggregate',  NULL,               true, true),
-			   (_srvid, 'jitprof', 'jitprof', 'unregister', 'powa_jitprof_unregister', NULL,               true, true),
-			   (_srvid, 'jitprof', 'jitprof', 'purge',      'powa_jitprof_purge',      NULL,               true, true),
-			   (_srvid, 'jitprof', 'jitprof', 'reset',      'powa_jitprof_reset',      NULL,               true, true);
 	END IF;
 
 	-- the advisor's views need jitprof 1.3; a monitored server's version
