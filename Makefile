@@ -22,6 +22,7 @@ OBJS = \
 	src/store/store_rows.o \
 	src/store/store_file.o \
 	src/advisor/advisor.o \
+	src/advisor/advisor_file.o \
 	src/advisor/advisor_stats.o \
 	src/advisor/advice.o \
 	src/names/naming.o \
@@ -70,6 +71,7 @@ DATA = jitprof--1.0.sql jitprof--1.0--1.1.sql jitprof--1.1--1.2.sql \
 POWA_DATA = \
 	integrations/powa/jitprof_powa.control \
 	integrations/powa/jitprof_powa--1.0.sql \
+	integrations/powa/jitprof_powa--1.0--1.1.sql \
 	integrations/powa/jitprof_powa--unpackaged.sql \
 	integrations/powa/jitprof_powa--unpackaged--1.0.sql
 PGFILEDESC = "jitprof - JITLink-based JIT provider with per-query profiling"

@@ -37,6 +37,16 @@
  * drift rate) once the query's verdict is decided, and pauses while its
  * loss exceeds jitprof.advisor_max_loss of the in-scope CPU.
  *
+ * Enforce mode.  As explore mode, and a decided query runs at its best
+ * measured level (entry->enforce_level, set when an execution is recorded)
+ * through the same plan copy, undecided ones at PostgreSQL's; exploring
+ * and its loss are then counted against the level the execution would have
+ * run at.  A session with jit = off runs at off, so JIT is never turned on
+ * there.
+ *
+ * Persistence.  The postmaster saves the table at a clean shutdown and
+ * loads it at start (advisor_file.c), with jitprof.save.
+ *
  * Locking.  One LWLock (tranche "jitprof advisor") protects the table and
  * its counters: taken shared to decide whether to explore, exclusive to
  * record an execution, for a lookup and a few additions.  The table is
@@ -80,6 +90,7 @@
 #include "utils/guc.h"
 
 #include "advisor/advisor.h"
+#include "store/store.h"
 
 /* executions between two explorations of a decided query, on average */
 #define DRIFT_RATE			0.01
@@ -102,12 +113,7 @@ typedef struct AdvisorShared
 {
 	LWLock	   *lock;
 	int64		nentries;
-	int64		dropped;
-	int64		executions;
-	int64		explored;
-	double		cpu_ms;
-	double		explore_cpu_ms;
-	double		explore_loss_ms;
+	JpAdvisorSavedCounts counts;	/* as the saved file holds them */
 	uint32		nbuckets;		/* a power of 2, >= 2 * max_queries */
 	int32		max_queries;
 } AdvisorShared;
@@ -132,7 +138,8 @@ typedef struct OpenExec
 	int			nest_level;		/* transaction nesting level at its start */
 	PlannedStmt *original;		/* the plan, when the executor got a copy */
 	JpAdvisorKey key;
-	int			level;
+	int			level;			/* the level it runs at */
+	int			base_level;		/* the level it runs at unless explored */
 	int			pg_level;
 	double		plan_cost;
 	int64		cpu_start;		/* ns */
@@ -150,6 +157,7 @@ static shmem_startup_hook_type prev_shmem_startup_hook = NULL;
 static const struct config_enum_entry mode_options[] = {
 	{"off", JP_ADVISOR_OFF, false},
 	{"explore", JP_ADVISOR_EXPLORE, false},
+	{"enforce", JP_ADVISOR_ENFORCE, false},
 	{NULL, 0, false}
 };
 
@@ -274,6 +282,44 @@ advisor_shmem_request(void)
 	RequestNamedLWLockTranche("jitprof advisor", 1);
 }
 
+static JpAdvisorEntry *entry_find(const JpAdvisorKey *key, bool add);
+
+/*
+ * Fill the empty table from the saved file (advisor_file.c).  In the
+ * postmaster at start, before any backend exists: no lock.
+ */
+static void
+advisor_load(void)
+{
+	JpAdvisorSavedCounts c;
+	JpAdvisorEntry *entries;
+	int64		n;
+
+	entries = jp_advisor_file_load(adv->max_queries, &n, &c);
+	if (entries == NULL)
+		return;
+	for (int64 k = 0; k < n; k++)
+	{
+		int64		before = adv->nentries;
+		JpAdvisorEntry *e = entry_find(&entries[k].key, true);
+
+		/* a key twice in the file: the first one stays */
+		if (e != NULL && adv->nentries > before)
+			*e = entries[k];
+	}
+	adv->counts = c;
+	pfree(entries);
+}
+
+/* At postmaster exit: a clean shutdown saves the table. */
+static void
+advisor_save(int code, Datum arg)
+{
+	if (code != 0 || !jitprof_save || adv == NULL)
+		return;
+	jp_advisor_file_save(adv_entries, adv->nentries, &adv->counts);
+}
+
 static void
 advisor_shmem_startup(void)
 {
@@ -312,6 +358,14 @@ advisor_shmem_startup(void)
 		}
 	}
 	LWLockRelease(AddinShmemInitLock);
+
+	/* the postmaster loads the saved table and saves it at shutdown */
+	if (!IsUnderPostmaster)
+	{
+		on_shmem_exit(advisor_save, (Datum) 0);
+		if (!found && jitprof_save)
+			advisor_load();
+	}
 }
 
 bool
@@ -346,6 +400,7 @@ entry_find(const JpAdvisorKey *key, bool add)
 			memset(e, 0, sizeof(JpAdvisorEntry));
 			e->key = *key;
 			e->used = true;
+			e->enforce_level = -1;
 			adv_index[i] = (int32) (++adv->nentries);
 			return e;
 		}
@@ -397,40 +452,49 @@ warn_once(AdvisorFailure failure)
 }
 
 /*
- * The level this execution runs at: PostgreSQL's, or in explore mode and
- * with luck another one drawn at random, unless the query is decided (then
- * only at the drift rate) or exploration spent its budget.
+ * The level this execution runs at unless explored (*base): PostgreSQL's,
+ * or in enforce mode a decided query's best level.  Returns the level it
+ * runs at: *base, or with luck another one drawn at random, unless the
+ * query is decided (then only at the drift rate) or exploration spent its
+ * budget.  Only called while the session has jit on.
  */
 static int
-choose_level(const JpAdvisorKey *key, int pg_level, int pg_flags)
+choose_level(const JpAdvisorKey *key, int pg_level, int pg_flags, int *base)
 {
 	JpAdvisorEntry *e;
 	double		p = advisor_fraction;
 	int			others[JP_NUM_LEVELS];
 	int			nothers = 0;
+	int			enforce = -1;
 
-	if (advisor_debug_level >= 0)
-		return flags_of_level(advisor_debug_level, pg_flags) != PGJIT_NONE ||
-			advisor_debug_level == JP_LEVEL_OFF ? advisor_debug_level : pg_level;
-	if (p <= 0)
-		return pg_level;
-
+	*base = pg_level;
 	LWLockAcquire(adv->lock, LW_SHARED);
-	if (adv->explore_loss_ms > advisor_max_loss * adv->cpu_ms)
+	e = entry_find(key, false);
+	if (e != NULL && advisor_mode == JP_ADVISOR_ENFORCE)
+		enforce = e->enforce_level;
+	if (adv->counts.explore_loss_ms > advisor_max_loss * adv->counts.cpu_ms)
 		p = 0;
-	else if ((e = entry_find(key, false)) != NULL && e->decided)
+	else if (e != NULL && e->decided)
 		p = Min(p, DRIFT_RATE);
 	LWLockRelease(adv->lock);
 
+	/* a level that compiles nothing here (no jit_expressions...) is off */
+	if (enforce >= 0 &&
+		(enforce == JP_LEVEL_OFF || flags_of_level(enforce, pg_flags) != PGJIT_NONE))
+		*base = enforce;
+
+	if (advisor_debug_level >= 0)
+		return flags_of_level(advisor_debug_level, pg_flags) != PGJIT_NONE ||
+			advisor_debug_level == JP_LEVEL_OFF ? advisor_debug_level : *base;
 	if (p <= 0 || pg_prng_double(&pg_global_prng_state) >= p)
-		return pg_level;
+		return *base;
 
 	for (int l = 0; l < JP_NUM_LEVELS; l++)
-		if (l != pg_level &&
+		if (l != *base &&
 			(l == JP_LEVEL_OFF || flags_of_level(l, pg_flags) != PGJIT_NONE))
 			others[nothers++] = l;
 	if (nothers == 0)
-		return pg_level;
+		return *base;
 	return others[pg_prng_uint64_range(&pg_global_prng_state, 0, nothers - 1)];
 }
 
@@ -477,9 +541,10 @@ jp_advisor_start(QueryDesc *queryDesc, int eflags, bool toplevel)
 	o.plan_cost = pstmt->planTree->total_cost;
 	/* a session's jit = off is its level, and is never explored */
 	o.pg_level = jit_enabled ? level_of_flags(pstmt->jitFlags) : JP_LEVEL_OFF;
-	o.level = o.pg_level;
-	if (advisor_mode == JP_ADVISOR_EXPLORE && jit_enabled)
-		o.level = choose_level(&o.key, o.pg_level, pstmt->jitFlags);
+	o.level = o.base_level = o.pg_level;
+	if (jit_enabled)
+		o.level = choose_level(&o.key, o.pg_level, pstmt->jitFlags,
+							   &o.base_level);
 
 	if (o.level != o.pg_level)
 	{
@@ -490,7 +555,7 @@ jp_advisor_start(QueryDesc *queryDesc, int eflags, bool toplevel)
 		if (copy == NULL)
 		{
 			warn_once(FAILED_PLAN_COPY);
-			o.level = o.pg_level;
+			o.level = o.base_level = o.pg_level;
 		}
 		else
 		{
@@ -558,22 +623,25 @@ record(const OpenExec *o, double cpu, double wall)
 	e = entry_find(&o->key, true);
 	if (e == NULL)
 	{
-		adv->dropped++;
+		adv->counts.dropped++;
 		LWLockRelease(adv->lock);
 		return;
 	}
-	adv->executions++;
-	adv->cpu_ms += cpu;
-	if (o->level != o->pg_level)
+	adv->counts.executions++;
+	adv->counts.cpu_ms += cpu;
+	if (o->base_level != o->pg_level)
+		adv->counts.enforced++;
+	if (o->level != o->base_level)
 	{
-		const JpLevelStats *pg = &e->level[o->pg_level];
+		/* what it cost above the level it would have run at */
+		const JpLevelStats *base = &e->level[o->base_level];
 
-		adv->explored++;
-		adv->explore_cpu_ms += cpu;
-		if (pg->executions > 0 && cpu > pg->cpu_mean)
+		adv->counts.explored++;
+		adv->counts.explore_cpu_ms += cpu;
+		if (base->executions > 0 && cpu > base->cpu_mean)
 		{
-			adv->explore_loss_ms += cpu - pg->cpu_mean;
-			e->explore_loss += cpu - pg->cpu_mean;
+			adv->counts.explore_loss_ms += cpu - base->cpu_mean;
+			e->explore_loss += cpu - base->cpu_mean;
 		}
 	}
 	e->pg_level = (int16) o->pg_level;
@@ -581,6 +649,13 @@ record(const OpenExec *o, double cpu, double wall)
 	level_add(&e->level[o->level], cpu, wall, o);
 	jp_advisor_judge(e, &j);
 	e->decided = strcmp(j.verdict, "undecided") != 0;
+
+	/*
+	 * Enforce mode's level: a decided query's best measured level, which is
+	 * off when JIT loses and the best JIT level when it pays (the verdict
+	 * compares the best JIT level with off).
+	 */
+	e->enforce_level = (int16) (e->decided ? j.best : -1);
 	LWLockRelease(adv->lock);
 }
 
@@ -692,12 +767,13 @@ jp_advisor_counts(JpAdvisorCounts *c)
 		CACHELINEALIGN(workers_memsize());
 	LWLockAcquire(adv->lock, LW_SHARED);
 	c->entries = adv->nentries;
-	c->dropped = adv->dropped;
-	c->executions = adv->executions;
-	c->explored = adv->explored;
-	c->cpu_ms = adv->cpu_ms;
-	c->explore_cpu_ms = adv->explore_cpu_ms;
-	c->explore_loss_ms = adv->explore_loss_ms;
+	c->dropped = adv->counts.dropped;
+	c->executions = adv->counts.executions;
+	c->explored = adv->counts.explored;
+	c->enforced = adv->counts.enforced;
+	c->cpu_ms = adv->counts.cpu_ms;
+	c->explore_cpu_ms = adv->counts.explore_cpu_ms;
+	c->explore_loss_ms = adv->counts.explore_loss_ms;
 	LWLockRelease(adv->lock);
 }
 
@@ -709,12 +785,7 @@ jp_advisor_reset(void)
 	LWLockAcquire(adv->lock, LW_EXCLUSIVE);
 	memset(adv_index, 0, adv->nbuckets * sizeof(int32));
 	adv->nentries = 0;
-	adv->dropped = 0;
-	adv->executions = 0;
-	adv->explored = 0;
-	adv->cpu_ms = 0;
-	adv->explore_cpu_ms = 0;
-	adv->explore_loss_ms = 0;
+	memset(&adv->counts, 0, sizeof(adv->counts));
 	LWLockRelease(adv->lock);
 }
 
@@ -722,8 +793,8 @@ void
 jp_advisor_init(void)
 {
 	DefineCustomEnumVariable("jitprof.jit_advisor",
-							 "Measures whether JIT pays per query, and explores other JIT levels.",
-							 "off records nothing; explore records in-scope executions and runs jitprof.advisor_fraction of them at another JIT level.",
+							 "Measures whether JIT pays per query, explores other JIT levels, and applies the best one.",
+							 "off records nothing; explore records in-scope executions and runs jitprof.advisor_fraction of them at another JIT level; enforce also runs each decided query at its best measured level.",
 							 &advisor_mode,
 							 JP_ADVISOR_OFF,
 							 mode_options,

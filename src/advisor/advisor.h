@@ -34,7 +34,8 @@ typedef enum JpJitLevel
 typedef enum JpAdvisorMode
 {
 	JP_ADVISOR_OFF = 0,
-	JP_ADVISOR_EXPLORE
+	JP_ADVISOR_EXPLORE,
+	JP_ADVISOR_ENFORCE
 } JpAdvisorMode;
 
 /* one level's measurements of one query (Welford's running moments) */
@@ -64,6 +65,8 @@ typedef struct JpAdvisorEntry
 	bool		used;
 	bool		decided;		/* its verdict is not undecided */
 	int16		pg_level;		/* PostgreSQL's choice, latest execution */
+	int16		enforce_level;	/* a decided query's best level, or -1 */
+	int16		spare;			/* zero */
 	double		plan_cost;		/* latest execution's */
 	double		explore_loss;	/* ms spent above PostgreSQL's level */
 	JpLevelStats level[JP_NUM_LEVELS];
@@ -77,12 +80,25 @@ typedef struct JpAdvisorCounts
 	int64		dropped;		/* executions of queries that found no room */
 	int64		executions;		/* recorded in-scope executions */
 	int64		explored;		/* of which ran at another level */
+	int64		enforced;		/* ran at a decided level, not PostgreSQL's */
 	double		cpu_ms;			/* CPU of the recorded executions */
 	double		explore_cpu_ms; /* of which explored */
 	double		explore_loss_ms;	/* explored CPU above PostgreSQL's level */
 	int64		entry_bytes;
 	int64		shmem_bytes;
 } JpAdvisorCounts;
+
+/* the table's counters, in shared memory and in the saved file */
+typedef struct JpAdvisorSavedCounts
+{
+	int64		dropped;
+	int64		executions;
+	int64		explored;
+	int64		enforced;
+	double		cpu_ms;
+	double		explore_cpu_ms;
+	double		explore_loss_ms;
+} JpAdvisorSavedCounts;
 
 /* a comparison of two levels: mean saving of "to" over "from", Welch */
 typedef struct JpAdvisorJudgement
@@ -135,6 +151,12 @@ extern void jp_advisor_reset(void);
 extern void jp_advisor_judge(const JpAdvisorEntry *entry,
 							 JpAdvisorJudgement *out);
 extern const char *jp_level_name(int level);
+
+/* advisor_file.c: the table saved at shutdown, loaded at start */
+extern JpAdvisorEntry *jp_advisor_file_load(int64 max_entries, int64 *nentries,
+											JpAdvisorSavedCounts *counts);
+extern void jp_advisor_file_save(const JpAdvisorEntry *entries, int64 nentries,
+								 const JpAdvisorSavedCounts *counts);
 
 /* advice.c */
 extern int	jp_level_at(const JpThresholds *t, double cost);

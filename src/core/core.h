@@ -145,8 +145,9 @@ extern int	jitprof_jitdump_max_size;
 extern bool jitprof_preloaded;
 extern void jp_settings_init(void);
 
-/* file_io.c: file output for the sinks and the store (never throws) */
+/* file_io.c: file I/O for the sinks and the stores (never throws) */
 extern bool jp_write_all(int fd, const void *buf, size_t len);
+extern bool jp_read_all(int fd, void *buf, size_t len);
 extern bool jp_path_format(char *buf, size_t size, const char *fmt,...)
 			pg_attribute_printf(3, 4);
 extern bool jp_make_jit_dir(const char *dir, const char *prefix,

@@ -1,8 +1,9 @@
 /*-------------------------------------------------------------------------
  *
  * file_io.c
- *	  File output shared by the code that writes files under
- *	  jitprof.jitdump_dir and /tmp (perf map, jitdump, step file): writing,
+ *	  File I/O shared by the code that writes files under
+ *	  jitprof.jitdump_dir and /tmp (perf map, jitdump, step file) and the
+ *	  statistics files in pg_stat/: writing and reading whole buffers,
  *	  building paths, and the checks of the .debug directories.
  *
  * These run inside LLVM's call stack or at compile_expr time, so they use
@@ -35,6 +36,26 @@ jp_write_all(int fd, const void *buf, size_t len)
 				continue;
 			return false;
 		}
+		p += n;
+		len -= n;
+	}
+	return true;
+}
+
+/* read() exactly len bytes; false on an error or at the end of the file */
+bool
+jp_read_all(int fd, void *buf, size_t len)
+{
+	char	   *p = buf;
+
+	while (len > 0)
+	{
+		ssize_t		n = read(fd, p, len);
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			return false;
 		p += n;
 		len -= n;
 	}

@@ -246,26 +246,6 @@ store_file_bad(const char *detail)
 	unlink(STORE_FILE);
 }
 
-/* read() exactly len bytes */
-static bool
-read_all(int fd, void *buf, size_t len)
-{
-	char	   *p = buf;
-
-	while (len > 0)
-	{
-		ssize_t		n = read(fd, p, len);
-
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n <= 0)
-			return false;
-		p += n;
-		len -= n;
-	}
-	return true;
-}
-
 /*
  * Remove the temporary file of a save that did not finish (the postmaster
  * was killed while writing it), and say so: the statistics it was writing
@@ -374,7 +354,7 @@ jp_store_load(void)
 	 */
 	memset(&header, 0, sizeof(header));
 	if (st.st_size < (off_t) offsetof(StoreFileHeader, entry_size) ||
-		!read_all(fd, &header, offsetof(StoreFileHeader, entry_size)))
+		!jp_read_all(fd, &header, offsetof(StoreFileHeader, entry_size)))
 	{
 		store_file_bad(gettext_noop("The file is shorter than its header. It has been removed, and hotspot statistics start empty."));
 		goto done;
@@ -390,7 +370,7 @@ jp_store_load(void)
 		goto done;
 	}
 	if (st.st_size < (off_t) sizeof(header) ||
-		!read_all(fd, (char *) &header + offsetof(StoreFileHeader, entry_size),
+		!jp_read_all(fd, (char *) &header + offsetof(StoreFileHeader, entry_size),
 				  sizeof(header) - offsetof(StoreFileHeader, entry_size)))
 	{
 		store_file_bad(gettext_noop("The file is shorter than its header. It has been removed, and hotspot statistics start empty."));
@@ -429,7 +409,7 @@ jp_store_load(void)
 
 	INIT_CRC32C(crc);
 	COMP_CRC32C(crc, &header, sizeof(header));
-	if (!read_all(fd, &saved, sizeof(saved)))
+	if (!jp_read_all(fd, &saved, sizeof(saved)))
 	{
 		store_file_bad(gettext_noop("The file could not be read completely. It has been removed, and hotspot statistics start empty."));
 		goto done;
@@ -452,10 +432,10 @@ jp_store_load(void)
 		unlink(STORE_FILE);
 		goto done;
 	}
-	if (!read_all(fd, entries, header.nentries * sizeof(JpStoreEntry)) ||
-		!read_all(fd, nodes, header.nnodes * sizeof(JpStoreNodeEntry)) ||
-		!read_all(fd, steps, header.nsteps * sizeof(JpStoreStepEntry)) ||
-		!read_all(fd, &file_crc, sizeof(file_crc)))
+	if (!jp_read_all(fd, entries, header.nentries * sizeof(JpStoreEntry)) ||
+		!jp_read_all(fd, nodes, header.nnodes * sizeof(JpStoreNodeEntry)) ||
+		!jp_read_all(fd, steps, header.nsteps * sizeof(JpStoreStepEntry)) ||
+		!jp_read_all(fd, &file_crc, sizeof(file_crc)))
 	{
 		store_file_bad(gettext_noop("The file could not be read completely. It has been removed, and hotspot statistics start empty."));
 		goto done;

@@ -32,9 +32,9 @@ PG_FUNCTION_INFO_V1(jitprof_advisor_1_3);
 PG_FUNCTION_INFO_V1(jitprof_jit_advice_1_3);
 PG_FUNCTION_INFO_V1(jitprof_jit_advice_of_1_3);
 
-#define PAYOFF_COLS		16
+#define PAYOFF_COLS		17
 #define LEVELS_COLS		13
-#define ADVISOR_COLS	12
+#define ADVISOR_COLS	13
 #define ADVICE_COLS		10
 
 /* a query whose advised level costs this much more than its best is unserved */
@@ -150,6 +150,10 @@ jitprof_jit_payoff_1_3(PG_FUNCTION_ARGS)
 			nulls[i++] = true;
 		}
 		values[i++] = CStringGetTextDatum(j.verdict);
+		if (e->enforce_level >= 0)
+			values[i++] = CStringGetTextDatum(jp_level_name(e->enforce_level));
+		else
+			nulls[i++] = true;
 		if (has_gain)
 			values[i++] = Float8GetDatum(jit_gain);
 		else
@@ -238,6 +242,7 @@ jitprof_advisor_1_3(PG_FUNCTION_ARGS)
 	values[i++] = Int64GetDatum(c.dropped);
 	values[i++] = Int64GetDatum(c.executions);
 	values[i++] = Int64GetDatum(c.explored);
+	values[i++] = Int64GetDatum(c.enforced);
 	values[i++] = Float8GetDatum(c.cpu_ms);
 	values[i++] = Float8GetDatum(c.explore_cpu_ms);
 	values[i++] = Float8GetDatum(c.explore_loss_ms);

@@ -3,6 +3,9 @@
 # known workload, and its /metrics agree with jitprof's views (and the query
 # executions with pg_stat_statements); then a prometheus server scrapes that
 # exporter and gives a jitprof series back through its HTTP query API.
+# The JIT advisor's series (payoff of the top 20 queries, the advice, the
+# advisor's counters) equal jitprof_jit_payoff, jitprof_jit_advice() and
+# jitprof_advisor.
 # Everything listens on 127.0.0.1 or a unix socket, and is stopped by PID.
 use strict;
 use warnings;
@@ -23,6 +26,9 @@ my $node = jitprof_node('exporter', conf => q{
 shared_preload_libraries = 'jitprof,pg_stat_statements'
 jitprof.sample_rate = 1000
 jitprof.plan_nodes = on
+jitprof.jit_advisor = explore
+jitprof.advisor_min_cost = 1000
+jitprof.advisor_fraction = 0
 });
 my $tmp = PostgreSQL::Test::Utils::tempdir;
 
@@ -132,6 +138,32 @@ my ($share) = series('jitprof_query_jit_share', queryid => $workload_qid);
 ok($share && abs($share->[2] - $qself / $qsamples) < 1e-9, 'jitprof_query_jit_share = jit_self_samples / query_samples');
 my @q = series('jitprof_query_samples');
 ok(@q >= 1 && @q <= 20, scalar(@q) . ' query series, at most the top 20');
+
+# The JIT advisor.  The exporter's statements and view() are below
+# jitprof.advisor_min_cost (1000), so they do not move the advisor's rows.
+my ($pexec, $pverdict) = split /\|/, view(qq{SELECT executions,
+  CASE verdict WHEN 'jit pays' THEN 1 WHEN 'jit loses' THEN -1 ELSE 0 END
+  FROM jitprof_jit_payoff WHERE queryid = $workload_qid});
+is($pexec, $runs, "jitprof_jit_payoff counts the workload's $runs executions");
+my ($pe) = series('jitprof_jit_payoff_executions', queryid => $workload_qid, datname => 'postgres');
+is($pe ? $pe->[2] + 0 : undef, $pexec, 'jitprof_jit_payoff_executions of the workload equals the view');
+my ($pv) = series('jitprof_jit_payoff_verdict', queryid => $workload_qid);
+is($pv ? $pv->[2] + 0 : undef, $pverdict, 'and so does its verdict (0: undecided)');
+my @payoff = series('jitprof_jit_payoff_executions');
+ok(@payoff >= 1 && @payoff <= 20, scalar(@payoff) . ' payoff series, at most the top 20');
+like($metrics, qr/^# TYPE jitprof_jit_payoff_executions counter$/m, 'payoff executions are a counter');
+like($metrics, qr/^# TYPE jitprof_jit_advice_advised_cpu_ms gauge$/m, 'the advice is a gauge');
+my @advice_cols = qw(queries current_cpu_ms advised_cpu_ms);
+my @advice = split /\|/, view('SELECT ' . join(', ', @advice_cols) . ' FROM jitprof_jit_advice()');
+for my $i (0 .. $#advice_cols)
+{
+	my ($a) = series("jitprof_jit_advice_$advice_cols[$i]");
+	ok($a && abs($a->[2] - $advice[$i]) <= 1e-6 * (1 + abs($advice[$i])),
+		"jitprof_jit_advice_$advice_cols[$i] = " . ($a ? $a->[2] : 'missing') . ", as jitprof_jit_advice() says ($advice[$i])");
+}
+my ($aexec) = series('jitprof_advisor_executions');
+is($aexec ? $aexec->[2] + 0 : undef, view('SELECT executions FROM jitprof_advisor') + 0,
+	'jitprof_advisor_executions equals jitprof_advisor');
 
 # Per hotspot: every exported series equals the view summed over its labels,
 # at most 50 of them, and the top one is the workload's scan qual.

@@ -8,6 +8,9 @@
 # (CREATE EXTENSION IF NOT EXISTS, ALTER EXTENSION UPDATE, register), and
 # adopting a database where the script of earlier releases was run, keep
 # the history and the one registration, and the next snapshot adds rows.
+# The module jitprof_advisor (jitprof_powa 1.1) files each snapshot's
+# jitprof_jit_payoff rows and jitprof_jit_advice() row: the workload's
+# executions and the advice read the same in PoWA's history as in the views.
 use strict;
 use warnings;
 
@@ -32,6 +35,9 @@ my $node = jitprof_node('powa_local', conf => q{
 shared_preload_libraries = 'jitprof,pg_stat_statements,powa'
 jitprof.sample_rate = 1000
 powa.frequency = -1
+jitprof.jit_advisor = explore
+jitprof.advisor_min_cost = 1000
+jitprof.advisor_fraction = 0
 }, no_extension => 1);
 my $powa_version = $node->safe_psql('postgres', q{
 SELECT default_version FROM pg_available_extensions WHERE name = 'powa'});
@@ -55,9 +61,11 @@ CREATE EXTENSION powa CASCADE;
 });
 install_module('powa', 'first install');
 is($node->safe_psql('powa', "SELECT extversion FROM pg_extension WHERE extname = 'jitprof_powa'"),
-	'1.0', 'jitprof_powa 1.0 is installed');
+	'1.1', 'jitprof_powa 1.1 is installed');
 is(registration('powa'), 'aggregate,purge,reset,snapshot,unregister|1',
 	'jitprof is registered in powa_functions, once per operation, and in powa_extensions');
+is(advisor_registration('powa'), 'purge,reset,snapshot,unregister',
+	'and so is jitprof_advisor');
 
 $node->safe_psql('postgres', q{
 CREATE TABLE f AS
@@ -131,6 +139,25 @@ SELECT (SELECT string_agg(operation || CASE WHEN enabled THEN '' ELSE ' (disable
   || '|' || (SELECT count(*) FROM powa_extensions WHERE extname = 'jitprof' AND srvid = 0)});
 }
 
+sub advisor_registration
+{
+	my ($db) = @_;
+	return $node->safe_psql($db, q{
+SELECT string_agg(operation, ',' ORDER BY operation) FROM powa_functions
+WHERE module = 'jitprof_advisor' AND srvid = 0});
+}
+
+# The advisor's history at snapshot $ts for the query like $like:
+# "executions|verdict", and the advice row against the view's.
+sub payoff_at
+{
+	my ($ts, $like) = @_;
+	return $node->safe_psql('powa', qq{
+SELECT h.executions || '|' || h.verdict FROM powa_jitprof_payoff_history h
+WHERE h.srvid = 0 AND h.ts = '$ts'
+  AND h.queryid IN (SELECT queryid FROM pg_stat_statements WHERE query LIKE '$like')});
+}
+
 # The collected history: row counts and contents of the module's tables,
 # and the deltas they give.
 sub history
@@ -190,6 +217,24 @@ is(delta($t2, 'SELECT count(*) FROM f%', 'qual'), $d_scan,
 like($agg2, qr/^\d+\|[1-9]\d*\|\d+$/, "the aggregate's transition has samples ($agg2)");
 is(delta($t2, 'SELECT sum(a * b * c%', 'transition'), $agg2,
 	'a function new since the previous snapshot counts all its samples');
+
+# The advisor module at snapshot 2: the scan's 12 executions (4 + 8), as
+# jitprof_jit_payoff has them, and the advice as jitprof_jit_advice() gives it.
+my $payoff_view = $node->safe_psql('powa', q{SET jit = off;
+SELECT p.executions || '|' || p.verdict FROM jitprof_jit_payoff p
+WHERE p.queryid IN (SELECT queryid FROM pg_stat_statements WHERE query LIKE 'SELECT count(*) FROM f%')});
+is($payoff_view, '12|undecided', 'jitprof_jit_payoff counts the scan\'s 12 executions');
+is(payoff_at($t2, 'SELECT count(*) FROM f%'), $payoff_view,
+	'powa_jitprof_payoff_history holds them at snapshot 2');
+my $advice_sql = q{SELECT jit || '|' || coalesce(jit_above_cost::text, '') || '|'
+  || round(current_cpu_ms::numeric, 3) || '|' || round(advised_cpu_ms::numeric, 3)};
+my $advice_hist = $node->safe_psql('powa', "$advice_sql || '|' || unserved FROM powa_jitprof_advice_history WHERE srvid = 0 AND ts = '$t2'");
+is($advice_hist, $node->safe_psql('powa', "SET jit = off;
+$advice_sql || '|' || coalesce(cardinality(unserved), 0) FROM jitprof_jit_advice()"),
+	"powa_jitprof_advice_history holds the advice at snapshot 2 ($advice_hist)");
+cmp_ok($node->safe_psql('powa', "SELECT count(*) FROM powa_jitprof_payoff_history WHERE srvid = 0 AND ts = '$t2'"), '<=',
+	$node->safe_psql('powa', 'SHOW jitprof.advisor_max_queries'), 'at most jitprof.advisor_max_queries rows per snapshot');
+
 my $top = $node->safe_psql('powa', qq{SELECT node_type || ' ' || role FROM powa_jitprof_hotspots
   WHERE srvid = 0 AND ts = '$t2' ORDER BY self_samples DESC LIMIT 1});
 like($top, qr/^(SeqScan qual|Agg transition)$/, "the top delta at snapshot 2 is a workload function ($top)");
@@ -208,6 +253,8 @@ is(delta($t3, 'SELECT count(*) FROM f%', 'qual'), $scan3,
 is($node->safe_psql('powa', qq{SELECT count(*) FROM powa_jitprof_hotspots
   WHERE ts = '$t3' AND (self_samples < 0 OR total_samples < 0 OR query_samples < 0)}), '0',
 	'no negative delta across the reset');
+is(payoff_at($t3, 'SELECT count(*) FROM f%'), '3|undecided',
+	'the advisor history after jitprof_reset(): the 3 executions since');
 
 # Aggregation moves the rows into arrays; the deltas are unchanged.
 my $before = $node->safe_psql('powa', 'SELECT md5(string_agg(d::text, \',\' ORDER BY d::text)) FROM powa_jitprof_hotspots d');
@@ -273,7 +320,7 @@ $node->safe_psql('powa_old', q{SET jit = off;
 CREATE EXTENSION jitprof_powa VERSION 'unpackaged';
 ALTER EXTENSION jitprof_powa UPDATE;});
 is($node->safe_psql('powa_old', "SELECT extversion FROM pg_extension WHERE extname = 'jitprof_powa'"),
-	'1.0', 'the adopted module is jitprof_powa 1.0');
+	'1.1', 'the adopted module is jitprof_powa 1.1');
 is(members('powa_old'), members('powa'),
 	'with the objects and pg_dump marks of a fresh CREATE EXTENSION');
 is(history('powa_old'), $hist_o2, 'adopting keeps the collected history and its deltas');
@@ -291,7 +338,9 @@ is(delta($o3, 'SELECT count(*) FROM f%', 'qual', 'powa_old'), minus($scan_o3, $s
 # powa_reset() calls every module's reset function, jitprof's included.
 $node->safe_psql('powa', 'SELECT powa_reset(0)');
 is($node->safe_psql('powa', q{SELECT (SELECT count(*) FROM powa_jitprof_history)
-  + (SELECT count(*) FROM powa_jitprof_snapshots)}), '0', 'powa_reset(0) clears jitprof history');
+  + (SELECT count(*) FROM powa_jitprof_snapshots)
+  + (SELECT count(*) FROM powa_jitprof_payoff_history)
+  + (SELECT count(*) FROM powa_jitprof_advice_history)}), '0', 'powa_reset(0) clears jitprof history, the advisor\'s too');
 
 $node->stop;
 done_testing();

@@ -6,6 +6,9 @@
 #   or shutdown;
 # - a header announcing more entries than the file holds is refused before
 #   anything is allocated;
+# - the JIT advisor's pg_stat/jitprof_advisor.stat with a wrong checksum,
+#   a header announcing more entries than it holds, or a FIFO in its place:
+#   one LOG line, the file removed, an empty advisor and a server that runs;
 # - a perf map of the server's user with mode 0666 is reset to 0600;
 # - world-writable .debug and .debug/jit directories without the sticky bit
 #   are refused, and nothing is written into them; with the sticky bit they
@@ -80,6 +83,73 @@ for my $lie (100_000_000, 2**40, -1)
 	ok(!-e $file, 'the file is removed');
 	$node->stop;
 }
+
+# --- the JIT advisor's file: corrupt, lying, or a FIFO ---
+my $adv_file = $node->data_dir . '/pg_stat/jitprof_advisor.stat';
+$node->start;
+my $advised = "SET jitprof.jit_advisor = explore; SET jitprof.advisor_min_cost = 0;\n"
+  . "$small;\nSELECT count(*) FROM pg_class;\n";
+my $adv_entries = 'SELECT entries FROM jitprof_advisor';
+sub advisor_start
+{
+	my ($what, $bytes) = @_;
+	$node->stop;
+	unlink $adv_file;
+	if (ref $bytes)
+	{
+		$bytes->();
+	}
+	else
+	{
+		open my $fh, '>:raw', $adv_file or die;
+		print $fh $bytes;
+		close $fh;
+	}
+	my $offset = -s $node->logfile;
+	my $t0 = time;
+	{
+		local $ENV{PGCTLTIMEOUT} = 60;
+		ok($node->start(fail_ok => 1), "the server starts with $what");
+	}
+	cmp_ok(time - $t0, '<', 30, 'without waiting');
+	return slurp_file($node->logfile, $offset);
+}
+$node->safe_psql('postgres', $advised);
+$node->stop;
+my $adv_saved = slurp_file($adv_file);
+my ($adv_magic, $adv_version, $adv_entry_size, $adv_levels, $adv_n) = unpack('L4 q', $adv_saved);
+cmp_ok($adv_n, '>=', 2, "the advisor's saved file has its entries ($adv_n)");
+is(length($adv_saved), 24 + 56 + $adv_n * $adv_entry_size + 4, 'and the size its header says');
+$node->start;
+cmp_ok($node->safe_psql('postgres', $adv_entries), '>=', $adv_n, 'which load at start');
+
+my $flipped = $adv_saved;
+substr($flipped, 24 + 56 + 40, 1) = chr(ord(substr($flipped, 24 + 56 + 40, 1)) ^ 0x55);
+$log = advisor_start('a JIT advisor file with a wrong checksum', $flipped);
+like($log,
+	qr/LOG:  ignoring JIT advisor file "pg_stat\/jitprof_advisor\.stat" because it is corrupt.*\n.*DETAIL:  The file's checksum does not match its contents/,
+	'a LOG line names the file and says why');
+ok(!-e $adv_file, 'the file is removed');
+is($node->safe_psql('postgres', $adv_entries), '0', 'the advisor starts empty');
+$node->safe_psql('postgres', $advised);
+
+$log = advisor_start('a JIT advisor file announcing 2^40 entries',
+	pack('L4 q', $adv_magic, $adv_version, $adv_entry_size, $adv_levels, 2**40) . substr($adv_saved, 24));
+like($log,
+	qr/LOG:  ignoring JIT advisor file .*\n.*DETAIL:  The file's size does not match the number of entries its header announces/,
+	'a header announcing more entries than the file holds is refused');
+unlike($log, qr/out of memory/, 'before anything is allocated');
+is($node->safe_psql('postgres', $adv_entries), '0', 'the advisor starts empty');
+
+$log = advisor_start('a FIFO as its JIT advisor file',
+	sub { mkfifo($adv_file, 0600) or die "mkfifo: $!"; });
+like($log,
+	qr/LOG:  ignoring JIT advisor file "pg_stat\/jitprof_advisor\.stat" because it is not a regular file/,
+	'a FIFO is refused with a LOG line');
+is($node->safe_psql('postgres', $small), '5050', 'queries run');
+$node->safe_psql('postgres', $advised);
+$node->stop;
+ok(-f $adv_file && !-p $adv_file, 'the next shutdown replaced the FIFO with a regular file');
 
 # --- a perf map of our own user with mode 0666 ---
 $node->start;

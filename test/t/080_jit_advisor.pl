@@ -10,6 +10,10 @@
 #  - jitprof.advisor_max_loss stops exploring, a session's jit = off is never
 #    explored, out-of-scope statements are not recorded;
 #  - one execution gets a bound with its assumption;
+#  - enforce mode runs the decided queries at their best level (off for the
+#    one JIT loses on, jit+opt for the one it pays on, where PostgreSQL
+#    would not JIT it), the decisions survive a restart, jitprof_reset()
+#    forgets them, and a session's jit = off is respected;
 #  - privacy as in the hotspot views; the table's cap, counter and size.
 use strict;
 use warnings;
@@ -169,6 +173,77 @@ ok($above >= $lose_cost && $above < $pays_cost && $optimize <= $above,
 	"JIT and optimise from above the cheap query's cost $lose_cost, below the wide one's $pays_cost");
 
 # ---------------------------------------------------------------------------
+# Enforce mode.  Each decided query runs at its best measured level: the
+# cheap query at off although PostgreSQL JITs it at "all", the wide
+# aggregate at jit+opt although PostgreSQL (jit_above_cost = -1) would not
+# JIT it.  jitprof_jit_levels counts the level each execution ran at, and
+# the sampler's jitprof_queries counts the executions that JIT-compiled.
+is(payoff($lose_id, 'enforced_level'), 'off', 'the query JIT loses on is enforced at off');
+is(payoff($pays_id, 'enforced_level'), 'jit+opt', 'the one JIT pays on at jit+opt');
+my $levels_of = sub {
+	my ($qid) = @_;
+	return $node->safe_psql('postgres', qq{
+		SELECT string_agg(level || '=' || executions, ',' ORDER BY level)
+		       || ' jit=' || coalesce((SELECT sum(executions) FROM jitprof_queries WHERE queryid = $qid), 0)
+		FROM jitprof_jit_levels WHERE queryid = $qid});
+};
+# "off=7,all=4 jit=4" plus n at level: the counts of a level, and of JIT runs
+my $plus = sub {
+	my ($counts, $level, $n, $jit) = @_;
+	$counts =~ s/(^|,)\Q$level\E=(\d+)/$1 . $level . '=' . ($2 + $n)/e
+	  or $counts =~ s/^/$level=$n,/;
+	$counts =~ s/ jit=(\d+)$/' jit=' . ($1 + $jit)/e;
+	return $counts;
+};
+my $enforce_run = sub {
+	my ($settings) = @_;
+	$node->safe_psql('postgres', "SET jitprof.jit_advisor = enforce;
+$settings"
+		  . "$lose;
+$lose;
+$lose;
+SET jit_above_cost = -1;
+$pays;
+");
+};
+my ($lose_before, $pays_before) = ($levels_of->($lose_id), $levels_of->($pays_id));
+my $enforced_before = $node->safe_psql('postgres', 'SELECT enforced FROM jitprof_advisor');
+$enforce_run->('');
+is($levels_of->($lose_id), $plus->($lose_before, 'off', 3, 0),
+	"enforce: the cheap query ran three times at off, not JIT-compiled ($lose_before before)");
+is($levels_of->($pays_id), $plus->($pays_before, 'jit+opt', 1, 1),
+	"enforce: the wide aggregate ran at jit+opt, JIT-compiled ($pays_before before)");
+is($node->safe_psql('postgres', 'SELECT enforced FROM jitprof_advisor') - $enforced_before, 4,
+	'jitprof_advisor.enforced counts the four');
+
+# A session's jit = off: nothing is JIT-compiled, whatever was decided.
+($lose_before, $pays_before) = ($levels_of->($lose_id), $levels_of->($pays_id));
+$enforce_run->("SET jit = off;
+");
+is($levels_of->($pays_id), $plus->($pays_before, 'off', 1, 0),
+	'enforce with the session\'s jit = off: the wide aggregate ran at off');
+
+# The decisions survive a restart (pg_stat/jitprof_advisor.stat), and apply.
+my $decided = $node->safe_psql('postgres',
+	'SELECT string_agg(queryid || verdict || enforced_level, \',\' ORDER BY queryid) FROM jitprof_jit_payoff WHERE enforced_level IS NOT NULL');
+$node->restart;
+ok(!-e $node->data_dir . '/pg_stat/jitprof_advisor.stat', 'the saved file was loaded and removed');
+is($node->safe_psql('postgres',
+	'SELECT string_agg(queryid || verdict || enforced_level, \',\' ORDER BY queryid) FROM jitprof_jit_payoff WHERE enforced_level IS NOT NULL'),
+	$decided, 'after a restart the same queries are decided, at the same levels');
+($lose_before, $pays_before) = ($levels_of->($lose_id), $levels_of->($pays_id));
+$enforce_run->('');
+is($levels_of->($lose_id) . ' ' . $levels_of->($pays_id),
+	$plus->($lose_before, 'off', 3, 0) . ' ' . $plus->($pays_before, 'jit+opt', 1, 1),
+	'and enforce mode applies them after the restart');
+
+# jitprof_reset() forgets them: PostgreSQL's levels again.
+$node->safe_psql('postgres', 'SELECT jitprof_reset()');
+$enforce_run->('');
+is($levels_of->($lose_id) . ' ' . $levels_of->($pays_id), 'all=3 jit=3 off=1 jit=0',
+	'after jitprof_reset() enforce mode runs PostgreSQL\'s levels');
+
+# ---------------------------------------------------------------------------
 # A generic plan keeps its cached jitFlags: EXPLAIN EXECUTE shows the same
 # JIT options before and after explored executions at "off", and the next
 # execution at PostgreSQL's level still JITs.
@@ -287,9 +362,23 @@ like($stderr, qr/permission denied to set parameter "jitprof.jit_advisor"/,
 
 # ---------------------------------------------------------------------------
 # The table's cap, its counter and its size: a restart with room for 10
-# queries, then 12 distinct ones.
+# queries.  The saved table of 15 queries (and the statements reading it)
+# loses the ones with the fewest executions, with a LOG line; then 12
+# distinct queries find room for 10.
+$node->safe_psql('postgres', 'SELECT jitprof_reset()');
+$node->safe_psql('postgres', join('', map {
+	'SELECT count(*) FROM small WHERE ' . join(' OR ', ('a > 0') x $_) . ";\n"
+} 1 .. 15));
+my $saved_entries = $node->safe_psql('postgres', 'SELECT entries FROM jitprof_advisor');
 $node->append_conf('postgresql.conf', "jitprof.advisor_max_queries = 10\n");
+my $offset = -s $node->logfile;
 $node->restart;
+like(slurp_file($node->logfile, $offset),
+	qr/LOG:  dropped \d+ of (\d+) saved JIT advisor entries because jitprof.advisor_max_queries is 10/,
+	"a smaller jitprof.advisor_max_queries: the saved table ($saved_entries entries and more) is cut, with a LOG line");
+is($node->safe_psql('postgres', 'SELECT entries FROM jitprof_advisor'), '10', 'to 10 entries');
+# (the reset out of scope, so that it takes no entry itself)
+$node->safe_psql('postgres', 'SET jitprof.advisor_min_cost = 1e9; SELECT jitprof_reset()');
 $node->safe_psql('postgres', join('', map {
 	'SELECT count(*) FROM small WHERE ' . join(' AND ', ('a > 0') x $_) . ";\n"
 } 1 .. 12));
