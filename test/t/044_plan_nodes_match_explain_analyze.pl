@@ -13,7 +13,12 @@
 # share of the Index Scan below by 1 to 6 points from run to run.  The
 # queries are built so that EXPLAIN ANALYZE's own overhead is small: few
 # rows out of the hot node (a filter that rejects nearly all of them), or
-# expensive work per row (an ICU collation's comparisons, an md5 hash key).
+# expensive work per row (an ICU collation's comparisons of strings with a
+# long common prefix, an md5 hash key).  EXPLAIN's clock reads cost about
+# 40 ns each here (pg_test_timing): over 300,000 short keys they were 6% of
+# the Sort case's time and put the Sort 5 points below jitprof on a quiet
+# machine; 100,000 keys with a 192-byte common prefix make each comparison
+# long enough that they are about 2%.
 # (EXPLAIN's per-row timing lands in the parent's exclusive time, so on
 # cheap rows it understates a hot leaf node by several points.)
 #
@@ -41,7 +46,8 @@ jit_inline_above_cost = -1
 
 $node->safe_psql('postgres', q{
 CREATE TABLE s AS
-  SELECT md5(g::text) AS t, g AS a FROM generate_series(1, 300000) g;
+  SELECT repeat('jitprof ', 24) || md5(g::text) AS t, g AS a
+  FROM generate_series(1, 100000) g;
 CREATE TABLE o AS SELECT g AS k FROM generate_series(1, 300) g;
 CREATE TABLE i AS
   SELECT g % 300 + 1 AS k, g AS v, md5(g::text) AS w
