@@ -28,6 +28,9 @@
 #
 #   bench/oltp.sh [ROUNDS [SECONDS [SCALE]]]     default 5 rounds of 10 s, scale 10
 #
+# EXTRA_CONF adds settings to both jitprof clusters, e.g.
+# EXTRA_CONF="jitprof.jit_advisor = enforce" for the advisor's cost.
+#
 # Run as root (it builds and installs jitprof like tools/test.sh) or as the
 # postgres user; JITPROF_PGTREE and JITPROF_PORT are honoured as for
 # tools/test.sh (the clusters use that port and the two after it).
@@ -56,7 +59,8 @@ port[jitprof]=$((PG_PORT + 1))
 port[rate0]=$((PG_PORT + 2))
 conf[stock]="jit_provider = 'llvmjit'"
 conf[jitprof]="shared_preload_libraries = 'jitprof'
-jit_provider = 'jitprof'"
+jit_provider = 'jitprof'
+${EXTRA_CONF:-}"
 conf[rate0]="${conf[jitprof]}
 jitprof.sample_rate = 0"
 
