@@ -258,7 +258,6 @@ jp_advisor_file_save(const JpAdvisorEntry *entries, int64 nentries,
 					 const JpAdvisorSavedCounts *counts)
 {
 	int			fd;
-	struct stat st;
 	AdvisorFileHeader header;
 	pg_crc32c	crc;
 
@@ -291,10 +290,7 @@ jp_advisor_file_save(const JpAdvisorEntry *entries, int64 nentries,
 		fd = -1;
 		goto error;
 	}
-	/* durable_rename() fsyncs what it replaces: not a FIFO left there */
-	if (lstat(ADVISOR_FILE, &st) == 0 && !S_ISREG(st.st_mode))
-		(void) unlink(ADVISOR_FILE);
-	(void) durable_rename(ADVISOR_TMP_FILE, ADVISOR_FILE, LOG);
+	jp_replace_file(ADVISOR_TMP_FILE, ADVISOR_FILE);
 	return;
 
 error:

@@ -19,6 +19,7 @@
 #include <unistd.h>
 
 #include "core/core.h"
+#include "storage/fd.h"
 
 /* write() all of buf, resuming after short writes and EINTR */
 bool
@@ -60,6 +61,22 @@ jp_read_all(int fd, void *buf, size_t len)
 		len -= n;
 	}
 	return true;
+}
+
+/*
+ * Put the saved file tmp_path in place as path, as the statistics files
+ * are saved.  durable_rename() opens and fsyncs what it replaces; a FIFO or
+ * other special file left there (start-up ignored it) would make it fail,
+ * so that is removed first.  Failures are LOGged, never thrown.
+ */
+void
+jp_replace_file(const char *tmp_path, const char *path)
+{
+	struct stat st;
+
+	if (lstat(path, &st) == 0 && !S_ISREG(st.st_mode))
+		(void) unlink(path);
+	(void) durable_rename(tmp_path, path, LOG);
 }
 
 /*

@@ -371,7 +371,7 @@ jp_store_load(void)
 	}
 	if (st.st_size < (off_t) sizeof(header) ||
 		!jp_read_all(fd, (char *) &header + offsetof(StoreFileHeader, entry_size),
-				  sizeof(header) - offsetof(StoreFileHeader, entry_size)))
+					 sizeof(header) - offsetof(StoreFileHeader, entry_size)))
 	{
 		store_file_bad(gettext_noop("The file is shorter than its header. It has been removed, and hotspot statistics start empty."));
 		goto done;
@@ -526,7 +526,6 @@ void
 jp_store_save(int code, Datum arg)
 {
 	int			fd;
-	struct stat st;
 	char		buf[SAVE_BUF_SIZE];
 	size_t		len = 0;
 	StoreFileHeader header;
@@ -579,15 +578,7 @@ jp_store_save(int code, Datum arg)
 		fd = -1;
 		goto error;
 	}
-
-	/*
-	 * durable_rename() opens and fsyncs what it replaces; a FIFO or other
-	 * special file left there (start-up ignored it with a WARNING) would make
-	 * it fail, so remove it first.
-	 */
-	if (lstat(STORE_FILE, &st) == 0 && !S_ISREG(st.st_mode))
-		(void) unlink(STORE_FILE);
-	(void) durable_rename(STORE_TMP_FILE, STORE_FILE, LOG);
+	jp_replace_file(STORE_TMP_FILE, STORE_FILE);
 	return;
 
 error:
