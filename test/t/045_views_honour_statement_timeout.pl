@@ -1,5 +1,5 @@
 # statement_timeout stops jitprof's big views while they work, not after:
-# with a store of some ten thousand entries and thousands of plan-node rows,
+# with a store of some forty thousand entries and thousands of plan-node rows,
 # each view is timed first (the fastest of three runs, D), then run with
 # statement_timeout at a third of D.  It must fail with "canceling
 # statement due to statement timeout", and the backtrace of that error
@@ -18,14 +18,14 @@ use PostgreSQL::Test::Utils;
 use Test::More;
 use JitprofTest;
 
-my $tables = 600;
+my $tables = 1200;
 my $branches = 8;
 
 # JIT unoptimised, so that the fill compiles fast; the views are read with
 # JIT off, so that no compilation runs in the statements that are timed.
 my $node = jitprof_node('timeout', conf => q{
-jitprof.max_hotspots = 40000
-jitprof.max_plan_nodes = 40000
+jitprof.max_hotspots = 80000
+jitprof.max_plan_nodes = 80000
 jitprof.plan_nodes = on
 jitprof.sample_rate = 1000
 jit_optimize_above_cost = -1
