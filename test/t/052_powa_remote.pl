@@ -165,6 +165,20 @@ is($repo->safe_psql('powa', "SELECT count(*) = count(DISTINCT ts) AND count(*) =
   FROM powa_jitprof_snapshots WHERE srvid = $srvid) FROM powa_jitprof_advice_history WHERE srvid = $srvid"), 't',
 	'and its advice history one row per snapshot');
 
+# The purges of a remote server, with its retention (powa_servers, 1 day
+# by default; on PoWA 5.1.2 and later asked per datasource): both run and
+# keep a history this young.
+my $kept = $repo->safe_psql('powa', "SELECT (SELECT count(*) FROM powa_jitprof_history_current WHERE srvid = $srvid)
+  || '|' || (SELECT count(*) FROM powa_jitprof_snapshots WHERE srvid = $srvid)
+  || '|' || (SELECT count(*) FROM powa_jitprof_payoff_history WHERE srvid = $srvid)");
+my ($pret, undef, $perr) = $repo->psql('powa',
+	"SELECT powa_jitprof_purge($srvid); SELECT powa_jitprof_advisor_purge($srvid);");
+is($pret, 0, "both purges run for the remote server on PoWA $powa_version") or diag($perr);
+is($repo->safe_psql('powa', "SELECT (SELECT count(*) FROM powa_jitprof_history_current WHERE srvid = $srvid)
+  || '|' || (SELECT count(*) FROM powa_jitprof_snapshots WHERE srvid = $srvid)
+  || '|' || (SELECT count(*) FROM powa_jitprof_payoff_history WHERE srvid = $srvid)"), $kept,
+	"and keep its history within the retention ($kept)");
+
 $mon->stop;
 $repo->stop;
 done_testing();
