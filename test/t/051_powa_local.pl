@@ -356,15 +356,16 @@ else
 	like($err, qr/ERROR:  column "srvid" of relation "powa_extensions" does not exist/,
 		"the earlier script's registration fails on PoWA $powa_version, which has no powa_extensions.srvid");
 	$legacy_snapshot = sub {
-		$node->safe_psql('powa_old', 'SET jit = off; SELECT powa_jitprof_snapshot(0)');
-		return $node->safe_psql('powa_old', 'SELECT max(ts) FROM powa_jitprof_snapshots WHERE srvid = 0');
+		my ($db) = @_;
+		$node->safe_psql($db, 'SET jit = off; SELECT powa_jitprof_snapshot(0)');
+		return $node->safe_psql($db, 'SELECT max(ts) FROM powa_jitprof_snapshots WHERE srvid = 0');
 	};
 }
 run($scan, 3);
-$legacy_snapshot->();
+$legacy_snapshot->('powa_old');
 $node->safe_psql('powa_old', 'SELECT powa_jitprof_aggregate(0)');
 run($scan, 3);
-my $o2 = $legacy_snapshot->();
+my $o2 = $legacy_snapshot->('powa_old');
 my $scan_o2 = totals('SELECT count(*) FROM f%', 'qual');
 my $hist_o2 = history('powa_old');
 like($hist_o2, qr/^[1-9]\d*:\w+\|[1-9]\d*:\w+\|[1-9]\d*:/,
