@@ -110,19 +110,25 @@ my $collector = start_program([$collector_bin], "$tmp/collector.log",
 	HOME => "$tmp/home", PGHOST => $repo->host, PGPORT => $repo->port,
 	PGUSER => 'postgres', PGDATABASE => 'powa');
 
+# A PoWA 5 snapshot runs all of PoWA's default datasources of the server
+# (about 20 source functions, each a COPY from the monitored server): on
+# the 2-core machine at a load average of 18, PoWA 5.3's next snapshot did
+# not come within a minute.  The waits are PostgreSQL's own TAP timeout
+# (180 s by default).
+my $wait = $PostgreSQL::Test::Utils::timeout_default;
 sub marks
 {
 	return $repo->safe_psql('powa',
 		"SELECT count(*) FROM powa_jitprof_snapshots WHERE srvid = $srvid");
 }
-ok(wait_for(60, sub { marks() >= 1 }), 'the collector took a first snapshot of the monitored server')
+ok(wait_for($wait, sub { marks() >= 1 }), 'the collector took a first snapshot of the monitored server')
   or diag(slurp_file("$tmp/collector.log"));
 
 # More of the workload, then wait for a snapshot taken after it.
 run(8);
 my $after = qual_totals();
 my $done = $mon->safe_psql('postgres', 'SELECT now()');
-ok(wait_for(60, sub {
+ok(wait_for($wait, sub {
 	$repo->safe_psql('powa', "SELECT count(*) FROM powa_jitprof_snapshots
 	  WHERE srvid = $srvid AND ts > '$done'") > 0 }),
 	'the collector snapshotted the monitored server after the workload');
