@@ -107,9 +107,14 @@ promql() {
 	curl -s -G "http://127.0.0.1:$pport/api/v1/query" --data-urlencode "query=$1" |
 		python3 -c '
 import json, sys
+# largest value first, then by labels: the order Prometheus returns
+# series in differs between its releases
+rows = []
 for r in json.load(sys.stdin)["data"]["result"]:
     m = r["metric"]
-    print("  " + " ".join("%s=%s" % (k, m[k]) for k in sorted(m)) + "  " + r["value"][1])'
+    rows.append((-float(r["value"][1]), " ".join("%s=%s" % (k, m[k]) for k in sorted(m)), r["value"][1]))
+for _, labels, value in sorted(rows):
+    print("  " + labels + "  " + value)'
 }
 promql 'topk(5, sum by (instance, queryid, plan_node_id, node_type, role) (rate(jitprof_hotspot_self_samples[1m])))'
 promql 'sum by (instance) (rate(jitprof_sampler_jit_self_samples[1m])) / sum by (instance) (rate(jitprof_sampler_samples_taken[1m]))'
