@@ -65,13 +65,14 @@ EXTENSION = jitprof
 DATA = jitprof--1.0.sql jitprof--1.0--1.1.sql jitprof--1.1--1.2.sql \
 	jitprof--1.2--1.3.sql \
 	$(POWA_DATA)
-# The PoWA 4 module, an extension of its own (doc/monitoring.md), needs no
+# The PoWA 4 and PoWA 5 module, an extension of its own (doc/monitoring.md), needs no
 # library.  Its control file is in DATA because EXTENSION's are looked for
 # in the top directory; both install into the extension directory.
 POWA_DATA = \
 	integrations/powa/jitprof_powa.control \
 	integrations/powa/jitprof_powa--1.0.sql \
 	integrations/powa/jitprof_powa--1.0--1.1.sql \
+	integrations/powa/jitprof_powa--1.1--1.2.sql \
 	integrations/powa/jitprof_powa--unpackaged.sql \
 	integrations/powa/jitprof_powa--unpackaged--1.0.sql
 PGFILEDESC = "jitprof - JITLink-based JIT provider with per-query profiling"

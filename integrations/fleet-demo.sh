@@ -2,7 +2,8 @@
 # A two-server fleet on one machine, for doc/monitoring.md: two throwaway
 # clusters with jitprof (db1 runs a scan-heavy query, db2 an aggregate-heavy
 # one), one prometheus-postgres-exporter per cluster with
-# integrations/postgres_exporter/jitprof.yaml, and a prometheus server
+# integrations/postgres_exporter/jitprof.yaml (its flags from
+# exporter-args.sh, for the installed exporter), and a prometheus server
 # scraping both every 2 s.  It prints a sample of /metrics and the answers
 # of the PromQL queries the document shows, then stops everything it
 # started.  Everything listens on 127.0.0.1 or a unix socket.
@@ -51,8 +52,10 @@ for i in 1 2; do
 		-c "CREATE TABLE f AS SELECT random() AS a, random() AS b, random() AS c FROM generate_series(1, 300000)"
 	eport=$(free_port)
 	eports+=("$eport")
-	cmd=(prometheus-postgres-exporter
-		--extend.query-path="$TOP"/integrations/postgres_exporter/jitprof.yaml
+	# the flags this exporter release takes (exporter-args.sh reads its --help)
+	mapfile -t args < <("$TOP"/integrations/postgres_exporter/exporter-args.sh \
+		"$TOP"/integrations/postgres_exporter/jitprof.yaml)
+	cmd=(prometheus-postgres-exporter "${args[@]}"
 		--web.listen-address=127.0.0.1:"$eport")
 	dsn="host=$work port=$port user=jitprof_exporter dbname=postgres sslmode=disable"
 	if [ "$i" = 1 ]; then
@@ -104,9 +107,14 @@ promql() {
 	curl -s -G "http://127.0.0.1:$pport/api/v1/query" --data-urlencode "query=$1" |
 		python3 -c '
 import json, sys
+# largest value first, then by labels: the order Prometheus returns
+# series in differs between its releases
+rows = []
 for r in json.load(sys.stdin)["data"]["result"]:
     m = r["metric"]
-    print("  " + " ".join("%s=%s" % (k, m[k]) for k in sorted(m)) + "  " + r["value"][1])'
+    rows.append((-float(r["value"][1]), " ".join("%s=%s" % (k, m[k]) for k in sorted(m)), r["value"][1]))
+for _, labels, value in sorted(rows):
+    print("  " + labels + "  " + value)'
 }
 promql 'topk(5, sum by (instance, queryid, plan_node_id, node_type, role) (rate(jitprof_hotspot_self_samples[1m])))'
 promql 'sum by (instance) (rate(jitprof_sampler_jit_self_samples[1m])) / sum by (instance) (rate(jitprof_sampler_samples_taken[1m]))'

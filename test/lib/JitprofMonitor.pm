@@ -1,9 +1,9 @@
 # Helpers for the TAP tests that run jitprof under real monitoring programs
 # (prometheus-postgres-exporter, prometheus, powa-collector): find a
-# program (a missing one fails the test, it is never skipped), start it in
-# the background on loopback with its output in a file, stop it by its PID,
-# wait for a condition with a deadline, fetch a URL, parse the Prometheus
-# text format.
+# program (a missing one fails the test, it is never skipped), run one to
+# its end for its output, start one in the background on loopback with its
+# output in a file, stop it by its PID, wait for a condition with a
+# deadline, fetch a URL, parse the Prometheus text format.
 
 package JitprofMonitor;
 
@@ -18,8 +18,8 @@ use PostgreSQL::Test::Utils;
 use Test::More;
 use Time::HiRes qw(usleep time);
 
-our @EXPORT = qw(program free_port start_program stop_program wait_for
-  http_get parse_metrics);
+our @EXPORT = qw(program free_port program_output start_program stop_program
+  wait_for http_get parse_metrics);
 
 # Absolute path of a program, or BAIL_OUT naming the package to install.
 sub program
@@ -36,6 +36,19 @@ sub program
 sub free_port
 {
 	return PostgreSQL::Test::Cluster::get_free_port();
+}
+
+# Run a program to its end and return its standard output, then its
+# standard error (the exporter prints --version there); if it fails, die
+# with both (failing this test file only).
+sub program_output
+{
+	my ($cmd, %env) = @_;
+	local %ENV = (%ENV, %env);
+	my ($out, $err) = ('', '');
+	IPC::Run::run($cmd, '<', \undef, '>', \$out, '2>', \$err)
+	  or die("@$cmd failed (exit status " . ($? >> 8) . "): $out$err");
+	return $out . $err;
 }
 
 # Start a program in the background; its stdout and stderr go to $log.

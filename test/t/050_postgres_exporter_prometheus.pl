@@ -69,13 +69,22 @@ my @health = split /\|/, view(q{SELECT samples_taken, jit_self_samples,
   jit_total_samples, samples_dropped, flushes, evictions, entries, max_hotspots
   FROM jitprof_sampler});
 
+# The exporter's flags, as doc/monitoring.md has a user get them: from
+# the installed exporter's --help (its collectors and their flags differ
+# between releases), with only jitprof's series asked for.
+my ($version) = split /\n/, program_output([ $exporter_bin, '--version' ]);
+note("exporter: $version");
+my $args_out = program_output([ "$src/integrations/postgres_exporter/exporter-args.sh",
+	'--jitprof-only', $queries ], PG_EXPORTER => $exporter_bin);
+my @args = split /\n/, $args_out;
+is($args[0], "--extend.query-path=$queries", "exporter-args.sh passes the queries file first");
+note("exporter-args.sh: @args");
+
 my $eport = free_port();
 my $dsn = sprintf('host=%s port=%d user=jitprof_exporter dbname=postgres sslmode=disable',
 	$node->host, $node->port);
 my $exporter = start_program(
-	[ $exporter_bin, "--extend.query-path=$queries",
-	  '--disable-default-metrics', '--disable-settings-metrics',
-	  '--no-collector.database', '--no-collector.bgwriter',
+	[ $exporter_bin, @args,
 	  "--web.listen-address=127.0.0.1:$eport", '--log.level=warn' ],
 	"$tmp/exporter.log", DATA_SOURCE_NAME => $dsn);
 
@@ -94,6 +103,11 @@ like($metrics, qr/^# TYPE jitprof_hotspot_self_samples counter$/m, 'hotspot self
 like($metrics, qr/^# TYPE jitprof_query_executions counter$/m, 'query executions are a counter');
 like($metrics, qr/^# TYPE jitprof_sampler_entries gauge$/m, 'store entries are a gauge');
 unlike($metrics, qr/^jitprof_\w+\{[^}]*SELECT/mi, 'no query text in any label');
+# --jitprof-only: besides jitprof's, only the exporter's own health series
+my @others = sort { $a cmp $b } keys %{ { map { $_->[0] => 1 }
+	grep { $_->[0] =~ /^pg_/ && $_->[0] !~ /^pg_(up|exporter_\w+|scrape_collector_\w+)$/ }
+	  parse_metrics($metrics) } };
+is("@others", '', 'no series of the exporter\'s own collectors with --jitprof-only');
 
 sub series
 {

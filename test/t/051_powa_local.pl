@@ -1,5 +1,6 @@
-# jitprof as a PoWA datasource in local mode, with the real PoWA 4.1
-# (postgresql-15-powa): the extension jitprof_powa registers the module,
+# jitprof as a PoWA datasource in local mode, with the platform's real
+# PoWA: 4.1 (postgresql-15-powa, Debian 12), 5.0 (Debian 13) or 5.3
+# (Debian testing).  The extension jitprof_powa registers the module,
 # two snapshots around a known workload leave in powa_jitprof_hotspots the
 # hot function's delta (its samples between the snapshots, not its running
 # total); a function new since the previous snapshot counts all its
@@ -11,6 +12,11 @@
 # The module jitprof_advisor (jitprof_powa 1.1) files each snapshot's
 # jitprof_jit_payoff rows and jitprof_jit_advice() row: the workload's
 # executions and the advice read the same in PoWA's history as in the views.
+# jitprof_powa 1.2 registers both modules in the tables of the PoWA major
+# it finds (PoWA 4's powa_functions, PoWA 5's powa_extensions,
+# powa_extension_functions and powa_extension_config); the purges work
+# with either's retention function, and unregistering removes what
+# registering added.
 use strict;
 use warnings;
 
@@ -41,17 +47,16 @@ jitprof.advisor_fraction = 0
 }, no_extension => 1);
 my $powa_version = $node->safe_psql('postgres', q{
 SELECT default_version FROM pg_available_extensions WHERE name = 'powa'});
-# jitprof_powa is written for PoWA 4.1; Debian 13 ships PoWA 5, which it
-# does not support yet (README, "Platforms"): that fails this file alone,
-# where BAIL_OUT would end every TAP file after it
-if ($powa_version =~ /^5\./)
-{
-	fail("jitprof_powa supports PoWA 4.1, not PoWA $powa_version (not ported yet)");
-	done_testing();
-	exit;
-}
-like($powa_version, qr/^4\.1\./, 'PoWA 4.1 is available (postgresql-15-powa)')
-  or BAIL_OUT('PoWA 4.1 is not installed: run tools/deps.sh (postgresql-15-powa)');
+like($powa_version, qr/^(4\.1|5\.[0-3])\./, "PoWA $powa_version is available, one jitprof_powa supports")
+  or BAIL_OUT('PoWA is not installed: run tools/deps.sh (postgresql-NN-powa)');
+my ($powa_major) = $powa_version =~ /^(\d+)\./;
+
+# What registering writes: one row per operation of each module.  PoWA 5
+# has no "unregister" operation (powa_jitprof_unregister() is called by
+# hand there, doc/monitoring.md).
+my $unreg = $powa_major == 4 ? ',unregister' : '';
+my $hot_ops = "aggregate,purge,reset,snapshot$unreg|1";
+my $adv_ops = "purge,reset,snapshot$unreg";
 
 $node->safe_psql('postgres', 'CREATE DATABASE powa');
 $node->safe_psql('powa', q{
@@ -61,11 +66,11 @@ CREATE EXTENSION powa CASCADE;
 });
 install_module('powa', 'first install');
 is($node->safe_psql('powa', "SELECT extversion FROM pg_extension WHERE extname = 'jitprof_powa'"),
-	'1.1', 'jitprof_powa 1.1 is installed');
-is(registration('powa'), 'aggregate,purge,reset,snapshot,unregister|1',
-	'jitprof is registered in powa_functions, once per operation, and in powa_extensions');
-is(advisor_registration('powa'), 'purge,reset,snapshot,unregister',
-	'and so is jitprof_advisor');
+	'1.2', 'jitprof_powa 1.2 is installed');
+is(registration('powa'), $hot_ops,
+	"jitprof is registered for PoWA $powa_major, once per operation ($hot_ops)");
+is(advisor_registration('powa'), $adv_ops,
+	"and so is jitprof_advisor ($adv_ops)");
 
 $node->safe_psql('postgres', q{
 CREATE TABLE f AS
@@ -128,23 +133,52 @@ sub install_module
 
 # The module's rows in PoWA's registration tables for the local server:
 # its operations (a duplicate would repeat one, a disabled one is marked)
-# and its powa_extensions rows.
+# and its rows in powa_extensions (PoWA 4: one per server) or
+# powa_extension_config (PoWA 5: one per server, and one row in
+# powa_extensions for all servers, checked by the second query).
 sub registration
 {
 	my ($db) = @_;
-	return $node->safe_psql($db, q{
+	return $node->safe_psql($db, $powa_major == 4 ? q{
 SELECT (SELECT string_agg(operation || CASE WHEN enabled THEN '' ELSE ' (disabled)' END, ','
                           ORDER BY operation) FROM powa_functions
         WHERE module = 'jitprof' AND srvid = 0)
-  || '|' || (SELECT count(*) FROM powa_extensions WHERE extname = 'jitprof' AND srvid = 0)});
+  || '|' || (SELECT count(*) FROM powa_extensions WHERE extname = 'jitprof' AND srvid = 0)} : q{
+SELECT (SELECT string_agg(operation || CASE WHEN enabled THEN '' ELSE ' (disabled)' END
+                          || CASE WHEN external THEN ' (external)' ELSE '' END, ','
+                          ORDER BY operation) FROM powa_functions
+        WHERE kind = 'extension' AND name = 'jitprof' AND srvid = 0)
+  || '|' || (SELECT count(*) FROM powa_extension_config WHERE extname = 'jitprof' AND srvid = 0)
+  || CASE WHEN (SELECT count(*) FROM powa_extensions WHERE extname = 'jitprof') = 1
+          THEN '' ELSE ' (powa_extensions)' END});
 }
 
 sub advisor_registration
 {
 	my ($db) = @_;
-	return $node->safe_psql($db, q{
+	return $node->safe_psql($db, $powa_major == 4 ? q{
 SELECT string_agg(operation, ',' ORDER BY operation) FROM powa_functions
-WHERE module = 'jitprof_advisor' AND srvid = 0});
+WHERE module = 'jitprof_advisor' AND srvid = 0} : q{
+SELECT string_agg(operation || CASE WHEN enabled THEN '' ELSE ' (disabled)' END, ','
+                  ORDER BY operation) FROM powa_functions
+WHERE kind = 'extension' AND name = 'jitprof_advisor' AND srvid = 0});
+}
+
+# Every row of both modules left in PoWA's registration tables, of any
+# server: "table:rows" for each table.
+sub registered_rows
+{
+	my ($db) = @_;
+	return $node->safe_psql($db, $powa_major == 4 ? q{
+SELECT 'powa_functions:' || (SELECT count(*) FROM powa_functions
+                             WHERE module IN ('jitprof', 'jitprof_advisor'))
+  || ',powa_extensions:' || (SELECT count(*) FROM powa_extensions WHERE extname = 'jitprof')} : q{
+SELECT 'powa_extensions:' || (SELECT count(*) FROM powa_extensions
+                              WHERE extname IN ('jitprof', 'jitprof_advisor'))
+  || ',powa_extension_functions:' || (SELECT count(*) FROM powa_extension_functions
+                                      WHERE extname IN ('jitprof', 'jitprof_advisor'))
+  || ',powa_extension_config:' || (SELECT count(*) FROM powa_extension_config
+                                   WHERE extname IN ('jitprof', 'jitprof_advisor'))});
 }
 
 # The advisor's history at snapshot $ts for the query like $like:
@@ -179,7 +213,8 @@ sub members
 {
 	my ($db) = @_;
 	return $node->safe_psql($db, q{
-SELECT string_agg(pg_describe_object(classid, objid, objsubid), E'\n' ORDER BY 1)
+SELECT string_agg(pg_describe_object(classid, objid, objsubid), E'\n'
+                  ORDER BY pg_describe_object(classid, objid, objsubid))
 FROM pg_depend
 WHERE refclassid = 'pg_extension'::regclass AND deptype = 'e'
   AND refobjid = (SELECT oid FROM pg_extension WHERE extname = 'jitprof_powa')}) . "\n"
@@ -236,12 +271,13 @@ cmp_ok($node->safe_psql('powa', "SELECT count(*) FROM powa_jitprof_payoff_histor
 	$node->safe_psql('powa', 'SHOW jitprof.advisor_max_queries'), 'at most jitprof.advisor_max_queries rows per snapshot');
 
 my $top = $node->safe_psql('powa', qq{SELECT node_type || ' ' || role FROM powa_jitprof_hotspots
-  WHERE srvid = 0 AND ts = '$t2' ORDER BY self_samples DESC LIMIT 1});
+  WHERE srvid = 0 AND ts = '$t2' ORDER BY self_samples DESC, node_type, role LIMIT 1});
 like($top, qr/^(SeqScan qual|Agg transition)$/, "the top delta at snapshot 2 is a workload function ($top)");
 
 note($node->safe_psql('powa', "\\pset format aligned\n\\pset tuples_only off\n"
 	  . "SELECT srvid, ts, queryid, plan_node_id, node_type, role, self_samples, total_samples, query_samples
-	     FROM powa_jitprof_hotspots ORDER BY ts, total_samples DESC"));
+	     FROM powa_jitprof_hotspots
+	     ORDER BY ts, total_samples DESC, queryid, plan_node_id, role"));
 
 # jitprof_reset(): the entries start again from 0, so do the deltas.
 $node->safe_psql('powa', 'SET jit = off; SELECT jitprof_reset()');
@@ -281,8 +317,8 @@ like($hist4, qr/^[1-9]\d*:\w+\|[1-9]\d*:\w+\|[1-9]\d*:/,
 	"aggregated and current history before the second install ($hist4)");
 install_module('powa', 'the second install');
 is(history('powa'), $hist4, 'the second install keeps the collected history and its deltas');
-is(registration('powa'), 'aggregate,purge,reset,snapshot,unregister|1',
-	'the second install registers nothing twice');
+is(registration('powa'), $hot_ops, 'the second install registers nothing twice');
+is(advisor_registration('powa'), $adv_ops, 'nor the advisor module');
 my $rows4 = current_rows('powa');
 run($scan, 3);
 my $t5 = snapshot();
@@ -305,12 +341,31 @@ my $guards = ($legacy =~ s/^\\echo .*\n//mg);
 my $dumps = ($legacy =~ s/^SELECT pg_catalog\.pg_extension_config_dump\(.*\n//mg);
 is("$guards|$dumps", '1|3', "the earlier script is 1.0's objects without the extension's guard and pg_dump marks");
 $node->safe_psql('powa_old', "SET jit = off;\nBEGIN;\nSET LOCAL search_path = public, pg_catalog;\n"
-	  . "$legacy\nCOMMIT;\nSELECT powa_jitprof_register();");
+	  . "$legacy\nCOMMIT;");
+# The earlier script predates PoWA 5: its registration writes PoWA 4's
+# tables, so on PoWA 5 its module never ran from powa_take_snapshot(), and
+# its history there is what its snapshot function took when called.
+my $legacy_snapshot = \&snapshot;
+if ($powa_major == 4)
+{
+	$node->safe_psql('powa_old', 'SELECT powa_jitprof_register()');
+}
+else
+{
+	($ret, $out, $err) = $node->psql('powa_old', 'SELECT powa_jitprof_register()');
+	like($err, qr/ERROR:  column "srvid" of relation "powa_extensions" does not exist/,
+		"the earlier script's registration fails on PoWA $powa_version, which has no powa_extensions.srvid");
+	$legacy_snapshot = sub {
+		my ($db) = @_;
+		$node->safe_psql($db, 'SET jit = off; SELECT powa_jitprof_snapshot(0)');
+		return $node->safe_psql($db, 'SELECT max(ts) FROM powa_jitprof_snapshots WHERE srvid = 0');
+	};
+}
 run($scan, 3);
-snapshot('powa_old');
+$legacy_snapshot->('powa_old');
 $node->safe_psql('powa_old', 'SELECT powa_jitprof_aggregate(0)');
 run($scan, 3);
-my $o2 = snapshot('powa_old');
+my $o2 = $legacy_snapshot->('powa_old');
 my $scan_o2 = totals('SELECT count(*) FROM f%', 'qual');
 my $hist_o2 = history('powa_old');
 like($hist_o2, qr/^[1-9]\d*:\w+\|[1-9]\d*:\w+\|[1-9]\d*:/,
@@ -320,13 +375,13 @@ $node->safe_psql('powa_old', q{SET jit = off;
 CREATE EXTENSION jitprof_powa VERSION 'unpackaged';
 ALTER EXTENSION jitprof_powa UPDATE;});
 is($node->safe_psql('powa_old', "SELECT extversion FROM pg_extension WHERE extname = 'jitprof_powa'"),
-	'1.1', 'the adopted module is jitprof_powa 1.1');
+	'1.2', 'the adopted module is jitprof_powa 1.2 (through 1.0 and 1.1)');
 is(members('powa_old'), members('powa'),
 	'with the objects and pg_dump marks of a fresh CREATE EXTENSION');
 is(history('powa_old'), $hist_o2, 'adopting keeps the collected history and its deltas');
 install_module('powa_old', 'the install after adopting');
-is(registration('powa_old'), 'aggregate,purge,reset,snapshot,unregister|1',
-	'the adopted module is registered once');
+is(registration('powa_old'), $hot_ops, 'the adopted module is registered once');
+is(advisor_registration('powa_old'), $adv_ops, 'and so is its advisor module');
 my $rows_o2 = current_rows('powa_old');
 run($scan, 3);
 my $o3 = snapshot('powa_old');
@@ -335,12 +390,48 @@ cmp_ok(current_rows('powa_old'), '>', $rows_o2, 'a snapshot after adopting adds 
 is(delta($o3, 'SELECT count(*) FROM f%', 'qual', 'powa_old'), minus($scan_o3, $scan_o2),
 	'its delta is what the scan gained since the earlier script\'s last snapshot');
 
+# The purges, with PoWA's retention for the local server (powa.retention)
+# at 0: all the aggregated history goes, the current rows stay (PoWA's
+# modules purge aggregated rows only), the snapshot marks go with the
+# history they delimit, and so does the advisor's history.
+run($scan, 3);
+snapshot();
+my $current = current_rows('powa');
+cmp_ok($node->safe_psql('powa', 'SELECT count(*) FROM powa_jitprof_history WHERE srvid = 0'), '>', 0,
+	'aggregated history before the purge');
+my ($pret, $pout, $perr) = $node->psql('powa', q{SET powa.retention = 0;
+SELECT powa_jitprof_purge(0);
+SELECT powa_jitprof_advisor_purge(0);});
+is($pret, 0, "both purges run on PoWA $powa_version") or diag($perr);
+is($node->safe_psql('powa', q{SELECT (SELECT count(*) FROM powa_jitprof_history WHERE srvid = 0)
+  || '|' || (SELECT count(*) FROM powa_jitprof_payoff_history WHERE srvid = 0)
+  || '|' || (SELECT count(*) FROM powa_jitprof_advice_history WHERE srvid = 0)
+  || '|' || (SELECT count(*) FROM powa_jitprof_history_current WHERE srvid = 0)}), "0|0|0|$current",
+	"a purge with no retention drops the aggregated and the advisor's history, and keeps the $current current rows");
+
 # powa_reset() calls every module's reset function, jitprof's included.
 $node->safe_psql('powa', 'SELECT powa_reset(0)');
 is($node->safe_psql('powa', q{SELECT (SELECT count(*) FROM powa_jitprof_history)
   + (SELECT count(*) FROM powa_jitprof_snapshots)
   + (SELECT count(*) FROM powa_jitprof_payoff_history)
   + (SELECT count(*) FROM powa_jitprof_advice_history)}), '0', 'powa_reset(0) clears jitprof history, the advisor\'s too');
+
+# Unregistering removes every row registering added, in both databases,
+# and a snapshot then runs neither module.
+my $registered = $powa_major == 4 ? 'powa_functions:9,powa_extensions:1'
+  : 'powa_extensions:2,powa_extension_functions:7,powa_extension_config:2';
+is(registered_rows('powa'), $registered, "what registering wrote ($registered)");
+for my $db ('powa', 'powa_old')
+{
+	is($node->safe_psql($db, 'SELECT powa_jitprof_unregister()'), 't', "powa_jitprof_unregister() in $db");
+	is(registered_rows($db), $powa_major == 4 ? 'powa_functions:0,powa_extensions:0'
+		: 'powa_extensions:0,powa_extension_functions:0,powa_extension_config:0',
+		"leaves no row of either module in PoWA's registration tables of $db");
+}
+run($scan, 3);
+snapshot();
+is($node->safe_psql('powa', q{SELECT (SELECT count(*) FROM powa_jitprof_history_current)
+  + (SELECT count(*) FROM powa_jitprof_payoff_history)}), '0', 'a snapshot after unregistering files nothing');
 
 $node->stop;
 done_testing();

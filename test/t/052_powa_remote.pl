@@ -1,4 +1,6 @@
-# jitprof through PoWA's remote mode, with the real powa-collector 1.2.0: a
+# jitprof through PoWA's remote mode, with the platform's real
+# powa-collector (1.2.0 with PoWA 4.1 on Debian 12, 1.3.1 with PoWA 5.0 on
+# Debian 13, 1.3.2 with PoWA 5.3 on Debian testing): a
 # repository cluster (PoWA and jitprof_powa, no jitprof needed) and a
 # monitored cluster (jitprof, PoWA and jitprof_powa, whose
 # powa_jitprof_src(0) the collector calls).  powa-collector runs against the
@@ -21,15 +23,10 @@ my $tmp = PostgreSQL::Test::Utils::tempdir;
 
 # The repository: PoWA only.
 my $repo = jitprof_node('powa_repo', no_defaults => 1, no_extension => 1);
-# jitprof_powa is written for PoWA 4.1 (test 051): say so on PoWA 5
 my $powa_version = $repo->safe_psql('postgres', q{
 SELECT default_version FROM pg_available_extensions WHERE name = 'powa'});
-if ($powa_version =~ /^5\./)
-{
-	fail("jitprof_powa supports PoWA 4.1, not PoWA $powa_version (not ported yet)");
-	done_testing();
-	exit;
-}
+like($powa_version, qr/^(4\.1|5\.[0-3])\./, "PoWA $powa_version is available, one jitprof_powa supports");
+my ($powa_major) = $powa_version =~ /^(\d+)\./;
 $repo->safe_psql('postgres', 'CREATE DATABASE powa');
 $repo->safe_psql('powa', q{
 CREATE EXTENSION powa CASCADE;
@@ -41,6 +38,9 @@ CREATE EXTENSION jitprof_powa;
 my $mon = jitprof_node('powa_monitored', conf => q{
 shared_preload_libraries = 'jitprof,pg_stat_statements'
 jitprof.sample_rate = 1000
+jitprof.jit_advisor = explore
+jitprof.advisor_min_cost = 1000
+jitprof.advisor_fraction = 0
 });
 $mon->safe_psql('postgres', q{
 SET jit = off;
@@ -61,10 +61,13 @@ SELECT id FROM powa_servers WHERE alias = 'monitored';
 ok($srvid, "monitored server registered as srvid $srvid");
 is($repo->safe_psql('powa', "SELECT powa_jitprof_register($srvid)"), 't',
 	'jitprof registered for it');
+# one row per operation of the module for that server: PoWA 4's five
+# (with unregister), PoWA 5's four
+my ($col, $ops) = $powa_major == 4 ? ('module', 5) : ('name', 4);
 is($repo->safe_psql('powa', "SELECT powa_jitprof_register($srvid);
   SELECT count(*) || '|' || count(DISTINCT operation) FROM powa_functions
-  WHERE module = 'jitprof' AND srvid = $srvid"), "t\n5|5",
-	'registering it again adds no row to powa_functions');
+  WHERE $col = 'jitprof' AND srvid = $srvid"), "t\n$ops|$ops",
+	"registering it again adds no row to powa_functions (PoWA $powa_major: $ops operations)");
 
 my $scan = q{SELECT count(*) FROM f
   WHERE a * b + b * c - a * c * 0.5 + (a + b) * (b + c) * (c + a) > 0.7
@@ -107,19 +110,25 @@ my $collector = start_program([$collector_bin], "$tmp/collector.log",
 	HOME => "$tmp/home", PGHOST => $repo->host, PGPORT => $repo->port,
 	PGUSER => 'postgres', PGDATABASE => 'powa');
 
+# A PoWA 5 snapshot runs all of PoWA's default datasources of the server
+# (about 20 source functions, each a COPY from the monitored server): on
+# the 2-core machine at a load average of 18, PoWA 5.3's next snapshot did
+# not come within a minute.  The waits are PostgreSQL's own TAP timeout
+# (180 s by default).
+my $wait = $PostgreSQL::Test::Utils::timeout_default;
 sub marks
 {
 	return $repo->safe_psql('powa',
 		"SELECT count(*) FROM powa_jitprof_snapshots WHERE srvid = $srvid");
 }
-ok(wait_for(60, sub { marks() >= 1 }), 'the collector took a first snapshot of the monitored server')
+ok(wait_for($wait, sub { marks() >= 1 }), 'the collector took a first snapshot of the monitored server')
   or diag(slurp_file("$tmp/collector.log"));
 
 # More of the workload, then wait for a snapshot taken after it.
 run(8);
 my $after = qual_totals();
 my $done = $mon->safe_psql('postgres', 'SELECT now()');
-ok(wait_for(60, sub {
+ok(wait_for($wait, sub {
 	$repo->safe_psql('powa', "SELECT count(*) FROM powa_jitprof_snapshots
 	  WHERE srvid = $srvid AND ts > '$done'") > 0 }),
 	'the collector snapshotted the monitored server after the workload');
@@ -144,9 +153,37 @@ is($repo->safe_psql('powa', "SELECT sum(self_samples) || '|' || sum(total_sample
 	$want, "the repository's deltas add up to what the workload added on the monitored server ($want)");
 note($repo->safe_psql('powa', "\\pset format aligned\n\\pset tuples_only off\n"
 	  . "SELECT srvid, ts, queryid, node_type, role, self_samples, total_samples, query_samples
-	     FROM powa_jitprof_hotspots WHERE srvid = $srvid ORDER BY ts, total_samples DESC"));
+	     FROM powa_jitprof_hotspots WHERE srvid = $srvid
+	     ORDER BY ts, total_samples DESC, queryid, node_type, role"));
 is($repo->safe_psql('powa', "SELECT count(*) FROM powa_jitprof_hotspots WHERE srvid = 0"), '0',
 	'nothing was charged to the repository itself');
+
+# The advisor module, through the collector too: the last snapshot holds
+# the scan's 12 executions as the monitored server's jitprof_jit_payoff
+# counts them, and every snapshot one advice row.
+my $payoff = $mon->safe_psql('postgres', "SET jit = off;
+SELECT executions || '|' || verdict FROM jitprof_jit_payoff WHERE queryid = $qid");
+is($payoff, '12|undecided', 'the monitored server\'s advisor counts the scan\'s 12 executions');
+is($repo->safe_psql('powa', "SELECT executions || '|' || verdict FROM powa_jitprof_payoff_history
+  WHERE srvid = $srvid AND queryid = $qid ORDER BY ts DESC LIMIT 1"), $payoff,
+	'the repository\'s payoff history holds them at the last snapshot');
+is($repo->safe_psql('powa', "SELECT count(*) = count(DISTINCT ts) AND count(*) = (SELECT count(*)
+  FROM powa_jitprof_snapshots WHERE srvid = $srvid) FROM powa_jitprof_advice_history WHERE srvid = $srvid"), 't',
+	'and its advice history one row per snapshot');
+
+# The purges of a remote server, with its retention (powa_servers, 1 day
+# by default; on PoWA 5.1.2 and later asked per datasource): both run and
+# keep a history this young.
+my $kept = $repo->safe_psql('powa', "SELECT (SELECT count(*) FROM powa_jitprof_history_current WHERE srvid = $srvid)
+  || '|' || (SELECT count(*) FROM powa_jitprof_snapshots WHERE srvid = $srvid)
+  || '|' || (SELECT count(*) FROM powa_jitprof_payoff_history WHERE srvid = $srvid)");
+my ($pret, undef, $perr) = $repo->psql('powa',
+	"SELECT powa_jitprof_purge($srvid); SELECT powa_jitprof_advisor_purge($srvid);");
+is($pret, 0, "both purges run for the remote server on PoWA $powa_version") or diag($perr);
+is($repo->safe_psql('powa', "SELECT (SELECT count(*) FROM powa_jitprof_history_current WHERE srvid = $srvid)
+  || '|' || (SELECT count(*) FROM powa_jitprof_snapshots WHERE srvid = $srvid)
+  || '|' || (SELECT count(*) FROM powa_jitprof_payoff_history WHERE srvid = $srvid)"), $kept,
+	"and keep its history within the retention ($kept)");
 
 $mon->stop;
 $repo->stop;
