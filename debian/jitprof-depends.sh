@@ -9,7 +9,8 @@
 #  - postgresql-MAJOR-jit-llvm (= LLVM major), which that package provides:
 #    the llvmjit built with the LLVM this module was built with;
 #  - the package of the very libLLVM jitprof_llvm.so links (readelf's
-#    NEEDED entry, found in its RUNPATH), which must be the llvmjit's own.
+#    NEEDED entry, found where the loader finds it), which must be the
+#    llvmjit's own.
 # It stops the build when any of them cannot be found, or when the two
 # libLLVMs differ.
 set -eu
@@ -31,12 +32,18 @@ lib=$(needed_libllvm "$module")
 [ -n "$lib" ] || die "$module links no libLLVM"
 jitlib=$(needed_libllvm "$llvmjit")
 [ "$lib" = "$jitlib" ] || die "$module links $lib, but $llvmjit links $jitlib"
+# where the loader finds it: the module's RUNPATH if it has one, else the
+# default path (ldconfig's cache)
 runpath=$(readelf -d "$module" | sed -n 's/.*(RUNPATH).*\[\([^]]*\)\]$/\1/p')
-[ -n "$runpath" ] || die "$module has no RUNPATH"
-[ -e "$runpath/$lib" ] || die "$runpath/$lib does not exist"
-libpkg=$(dpkg-query -S "$(realpath "$runpath/$lib")" | sed -n '1s/:.*//p')
+if [ -n "$runpath" ]; then
+	path=$runpath/$lib
+else
+	path=$(/sbin/ldconfig -p | awk -v lib="$lib" '$1 == lib && /x86-64/ { print $NF; exit }')
+fi
+[ -n "$path" ] && [ -e "$path" ] || die "the loader finds no $lib for $module"
+libpkg=$(dpkg-query -S "$(realpath "$path")" | sed -n '1s/: .*//p')
 libpkg=${libpkg%:*}
-[ -n "$libpkg" ] || die "no package holds $runpath/$lib"
+[ -n "$libpkg" ] || die "no package holds $path"
 
 jitpkg=$(dpkg-query -S "$llvmjit" | sed -n '1s/: .*//p')
 jitpkg=${jitpkg%:*}

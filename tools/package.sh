@@ -41,7 +41,7 @@ upstream_version() {
 }
 
 build_here() {
-	local out=$1 src version
+	local out=$1 version
 	if [ "$(id -u)" != 0 ]; then
 		echo "jitprof: tools/package.sh --build-here installs packages: run it as root" >&2
 		exit 1
@@ -64,7 +64,8 @@ build_here() {
 		echo "jitprof: no version in debian/changelog" >&2
 		exit 1
 	}
-	# a clean copy: no objects of an earlier build, no dist/
+	# a clean copy: no objects of an earlier build, no dist/ (src is global:
+	# the EXIT trap removes it)
 	src=$(mktemp -d /var/tmp/jitprof-package.XXXXXX)
 	trap 'rm -rf "$src"' EXIT
 	rsync -a --exclude .git --exclude /dist --exclude '*.o' --exclude '*.so' \
