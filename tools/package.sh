@@ -10,6 +10,8 @@
 #                       units by default; "regress", "tap FILES" as for
 #                       tools/test.sh), which tests the installed files and
 #                       builds nothing from the tree
+#   tools/package.sh bookworm|trixie|forky --test-built [ARGS]   the same
+#                       with the .debs an earlier build left, building none
 #   tools/package.sh --build-here   build on this system itself (any Debian
 #                       with the release's PostgreSQL; what the chroot runs)
 #
@@ -31,7 +33,7 @@ here=$(cd "$(dirname "$0")" && pwd)
 top=$(cd "$here/.." && pwd)
 
 usage() {
-	echo "usage: tools/package.sh bookworm|trixie|forky [--test [tools/test.sh arguments]] | --build-here" >&2
+	echo "usage: tools/package.sh bookworm|trixie|forky [--test|--test-built [tools/test.sh arguments]] | --build-here" >&2
 	exit 2
 }
 
@@ -110,27 +112,37 @@ case $release in
 	bookworm | trixie | forky) ;;
 	*) usage ;;
 esac
-test=
+build=1 test=
 if [ $# -gt 0 ]; then
-	[ "$1" = --test ] || usage
-	test=1
+	case $1 in
+		--test) test=1 ;;
+		--test-built) test=1 build= ;;
+		*) usage ;;
+	esac
 	shift
 fi
 out=${JITPROF_DEB_DIR:-$top/dist/$release}
 
-# Built inside into /build/debs (kept there for --test), then copied out
-# through the host's /tmp, which the chroot shares.
+# The .debs go in and out of the chroot through the host's /tmp, which it
+# shares: built inside into /build/debs, then copied to $out.
 handoff=$(mktemp -d /tmp/jitprof-debs.XXXXXX)
 trap 'rm -rf "$handoff"' EXIT
 chmod 755 "$handoff"
 start=$(date +%s)
-JITPROF_DEB_DIR=/build/debs "$here"/platform.sh "$release" --run \
-	bash -c 'tools/package.sh --build-here && cp -a /build/debs/. "$0"/' "$handoff"
-rm -rf "$out"
-mkdir -p "$out"
-cp -a "$handoff"/. "$out"/
-echo "jitprof: packages for $release in $out ($(($(date +%s) - start)) s):"
-ls -1 "$out"
+if [ -n "$build" ]; then
+	JITPROF_DEB_DIR=/build/debs "$here"/platform.sh "$release" --run \
+		bash -c 'tools/package.sh --build-here && cp -a /build/debs/. "$0"/' "$handoff"
+	rm -rf "$out"
+	mkdir -p "$out"
+	cp -a "$handoff"/. "$out"/
+	echo "jitprof: packages for $release in $out ($(($(date +%s) - start)) s):"
+	ls -1 "$out"
+else
+	cp -a "$out"/*.deb "$handoff"/ || {
+		echo "jitprof: no .debs in $out: build them first (tools/package.sh $release)" >&2
+		exit 1
+	}
+fi
 
 [ -n "$test" ] || exit 0
 # apt resolves the packages' dependencies from the release's archive, as a
@@ -139,9 +151,9 @@ status=0
 JITPROF_INSTALLED=1 "$here"/platform.sh "$release" --run bash -c '
 	set -e
 	export DEBIAN_FRONTEND=noninteractive
-	apt-get install -y -qq --reinstall /build/debs/*.deb >/dev/null
+	apt-get install -y -qq --reinstall "$0"/*.deb >/dev/null
 	dpkg-query -W -f "jitprof: installed \${Package} \${Version}\n" "postgresql-*-jitprof*" |
 		grep -v dbgsym
-	exec tools/test.sh "$@"' test.sh "$@" || status=$?
+	exec tools/test.sh "$@"' "$handoff" "$@" || status=$?
 echo "jitprof: package leg for $release took $(($(date +%s) - start)) s"
 exit $status
