@@ -84,8 +84,9 @@ build_here() {
 		echo "jitprof: dpkg-buildpackage failed" >&2
 		exit 1
 	}
-	# the compiler's: FILE:LINE:COL: warning: (the build is warning-free)
-	if grep -E ':[0-9]+:([0-9]+:)? warning: ' "$src/build.log"; then
+	# the compiler's (FILE:LINE:COL: warning:, cc1plus: warning:) and the
+	# linker's: the build is warning-free
+	if grep -E '(:[0-9]+:([0-9]+:)? |^(cc1|cc1plus|ld|/usr/bin/ld): )warning: ' "$src/build.log"; then
 		echo "jitprof: the build printed compiler warnings (above)" >&2
 		exit 1
 	fi
