@@ -187,9 +187,9 @@ if [ -n "$installed" ]; then
 	fi
 fi
 
-# package_mapped: whether a backend of the pg_regress server
-# that has JIT-compiled a query maps jitprof.so and jitprof_llvm.so from the
-# package's own files (device and inode, as /proc/PID/maps shows them).
+# package_mapped: whether a backend of the pg_regress server that has
+# JIT-compiled a query maps jitprof.so and jitprof_llvm.so from the
+# package's own files (the inode /proc/self/maps shows is the file's).
 package_mapped() {
 	local maps f want line
 	maps=$(PGOPTIONS="-c jit=on -c jit_above_cost=0" as_pg_user "$PG_BINDIR"/psql -X -At \
