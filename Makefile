@@ -167,7 +167,14 @@ PG_CFLAGS = -fvisibility=hidden
 # and typeid under it), so it links against an LLVM built with or without.
 PG_CXXFLAGS = $(LLVM_CXXFLAGS_USED) -fno-rtti -fvisibility=hidden \
 	-fvisibility-inlines-hidden -Wall -Wextra -Wno-unused-parameter
-LLVM_SHLIB_LINK = -L$(LLVM_LIBDIR) -Wl,-rpath,$(LLVM_LIBDIR) \
+# jitprof_llvm.so finds its libLLVM through a RUNPATH to llvm-config's
+# library directory, so that an LLVM outside the loader's default path works
+# too.  LLVM_RPATH= (empty) links without one: the Debian packages do, as
+# Debian's libLLVM is in the default path (where llvmjit.so finds it, and
+# where dpkg-shlibdeps knows which package holds it).
+LLVM_RPATH ?= $(LLVM_LIBDIR)
+jitprof_comma := ,
+LLVM_SHLIB_LINK = -L$(LLVM_LIBDIR) $(if $(LLVM_RPATH),-Wl$(jitprof_comma)-rpath$(jitprof_comma)$(LLVM_RPATH)) \
 	$(shell $(JITPROF_LLVM_CONFIG) --libs) -lelf
 
 # Bitcode for inlining is of no use for a JIT provider's own sources.

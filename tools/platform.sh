@@ -2,12 +2,15 @@
 # Run jitprof's tests on another Debian release's PostgreSQL and LLVM, in a
 # chroot (README, "Platforms"; doc/testing.md).  As root:
 #
-#   tools/platform.sh trixie|forky [tools/test.sh ARGS]
-#   tools/platform.sh trixie|forky --run COMMAND [ARGS]
+#   tools/platform.sh bookworm|trixie|forky [tools/test.sh ARGS]
+#   tools/platform.sh bookworm|trixie|forky --run COMMAND [ARGS]
 #
 # (--run runs COMMAND in /build/jitprof inside the chroot instead, with the
-# same mounts: a shell, a build, a cluster to look at by hand.)
+# same mounts: a shell, a build, a cluster to look at by hand;
+# tools/package.sh builds the .deb packages that way.)
 #
+#   bookworm Debian 12: PostgreSQL 15 + LLVM 14, the host's own release (a
+#            clean system to build and install the .deb in)
 #   trixie   Debian 13: PostgreSQL 17 + LLVM 19
 #   forky    Debian testing: PostgreSQL 18 + LLVM 21
 #
@@ -28,6 +31,8 @@
 #                         a chroot is made (optional; none by default, so a
 #                         fresh machine makes its own)
 #   JITPROF_MIRROR        the Debian archive to bootstrap from
+#   JITPROF_SECURITY_MIRROR  bookworm's security archive (default: the
+#                         host's)
 # and tools/test.sh's own JITPROF_* settings, passed in.
 set -euo pipefail
 
@@ -35,7 +40,7 @@ here=$(cd "$(dirname "$0")" && pwd)
 top=$(cd "$here/.." && pwd)
 
 usage() {
-	echo "usage: tools/platform.sh trixie|forky [tools/test.sh arguments | --run COMMAND...]" >&2
+	echo "usage: tools/platform.sh bookworm|trixie|forky [tools/test.sh arguments | --run COMMAND...]" >&2
 	exit 2
 }
 
@@ -43,7 +48,7 @@ usage() {
 release=$1
 shift
 case $release in
-	trixie) script= ;;
+	bookworm | trixie) script= ;;
 	# bookworm's debootstrap has no script for forky: testing is sid's
 	forky) script=/usr/share/debootstrap/scripts/sid ;;
 	*) usage ;;
@@ -84,6 +89,27 @@ mirror_of_host() {
 	echo http://deb.debian.org/debian
 }
 
+# The host's security archive (a deb822 source whose Suites end in
+# -security), for bookworm: the host's PostgreSQL 15 minor release comes
+# from bookworm-security, and a package built in the chroot must be built
+# against the same one.
+security_of_host() {
+	local f uri
+	for f in /etc/apt/sources.list.d/*.sources; do
+		[ -f "$f" ] || continue
+		uri=$(awk '
+			/^[ \t]*$/ { if (uri != "" && security) { print uri; exit } uri = ""; security = 0; next }
+			/^URIs:/ { uri = $2 }
+			/^Suites:/ { if ($0 ~ /-security/) security = 1 }
+			END { if (uri != "" && security) print uri }' "$f" | head -n 1)
+		if [ -n "$uri" ]; then
+			echo "$uri"
+			return
+		fi
+	done
+	echo http://deb.debian.org/debian-security
+}
+
 # Anything mounted at or below the chroot, deepest first.
 mounts_below() {
 	awk -v d="$dir" '$2 == d || index($2, d "/") == 1 { print $2 }' /proc/self/mounts | sort -r
@@ -122,6 +148,10 @@ provision() {
 	rm -f "$dir.debootstrap.log"
 
 	printf 'deb %s %s main\n' "$mirror" "$release" >"$dir/etc/apt/sources.list"
+	if [ "$release" = bookworm ]; then
+		printf 'deb %s %s-updates main\ndeb %s %s-security main\n' "$mirror" "$release" \
+			"${JITPROF_SECURITY_MIRROR:-$(security_of_host)}" "$release" >>"$dir/etc/apt/sources.list"
+	fi
 	if [ "$release" = forky ]; then
 		# the archive copy reachable here is past its Valid-Until date
 		echo 'Acquire::Check-Valid-Until "false";' >"$dir/etc/apt/apt.conf.d/99jitprof-valid-until"
@@ -173,7 +203,7 @@ done
 # A copy, not a bind mount: the build inside writes objects for another
 # PostgreSQL and LLVM, which must not land in the host's tree.
 mkdir -p "$dir/build/jitprof"
-rsync -a --delete --exclude .git --exclude '*.o' --exclude '*.so' \
+rsync -a --delete --exclude .git --exclude /dist --exclude '*.o' --exclude '*.so' \
 	--exclude src/names/eeop_names.h "$top"/ "$dir/build/jitprof/"
 
 # tools/test.sh's settings; the others stay outside
@@ -181,7 +211,7 @@ envs=(PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin
 	HOME=/root LANG=C.UTF-8 JITPROF_PLATFORM="$release")
 while IFS='=' read -r name _; do
 	case $name in
-		JITPROF_PGTREE | JITPROF_PLATFORMS | JITPROF_CHROOT_* | JITPROF_MIRROR) ;;
+		JITPROF_PGTREE | JITPROF_PLATFORMS | JITPROF_CHROOT_* | JITPROF_MIRROR | JITPROF_SECURITY_MIRROR) ;;
 		JITPROF_*) envs+=("$name=${!name}") ;;
 	esac
 done < <(env)

@@ -8,13 +8,24 @@
 #   tools/test.sh regress       only pg_regress
 #   tools/test.sh tap [FILES]   only TAP tests (optionally some test/t files)
 #
+# JITPROF_INSTALLED=1 builds and installs nothing: it tests the jitprof
+# that is installed in the server's directories, as a Debian package
+# installs it (tools/package.sh RELEASE --test).  The installed_package unit
+# then checks that jitprof.so, jitprof_llvm.so and jitprof.control belong to
+# one installed postgresql-NN-jitprof package, unchanged since (dpkg
+# --verify), that the installed default_version is this tree's and the
+# package's, and, in the pg_regress phase, that a JIT backend of the test
+# server maps exactly those files (the same inodes).
+#
 # JITPROF_PLATFORMS="trixie forky" then runs the same tests on each of those
 # Debian releases, in its chroot (tools/platform.sh); the last line adds up
 # all platforms, and each platform's own is printed before it.
 #
 # Results are counted in units: a unit is one pg_regress suite (a name in
-# the Makefile's REGRESS), one TAP file, or check_layers (the include rules
-# of doc/architecture.md and their self-test, run in every mode).  A unit is skipped when it
+# the Makefile's REGRESS), one TAP file, check_layers (the include rules
+# of doc/architecture.md and their self-test, run in every mode),
+# check_versions (tools/check_versions.pl and its self-test, every mode) or,
+# with JITPROF_INSTALLED, installed_package (below).  A unit is skipped when it
 # skipped all its tests (a TAP file's skip_all), passed when all its tests
 # passed and the logs of the servers it ran show no crash, and failed
 # otherwise, also when it did not run to its end.  The last line, which CI
@@ -51,7 +62,14 @@ fi
 what=${1:-all}
 shift || true
 
-build_and_install
+installed=${JITPROF_INSTALLED:-}
+if [ -n "$installed" ] && [ -n "${JITPROF_PGTREE:-}" ]; then
+	echo "jitprof: JITPROF_INSTALLED tests the server's own directories, not a JITPROF_PGTREE copy" >&2
+	exit 1
+fi
+if [ -z "$installed" ]; then
+	build_and_install
+fi
 
 work=$(make_workdir test)
 noexec_dir=
@@ -106,6 +124,93 @@ else
 	count check_layers failed "tools/check_layers.pl"
 fi
 
+# The versions that META.json, the control files and debian/changelog name
+# agree (tools/check_versions.pl), and each rule fails when broken.
+echo "== versions (tools/check_versions.pl)"
+if perl "$here"/check_versions.pl "$TOP" &&
+	perl "$here"/check_versions.pl --self-test >"$work"/versions.log 2>&1; then
+	count check_versions passed
+else
+	cat "$work"/versions.log
+	count check_versions failed "tools/check_versions.pl"
+fi
+
+# JITPROF_INSTALLED: what the server will load is the package's files.
+# package_files_ok is empty when they are not; package_why says why.
+package_files_ok=
+package_why=
+if [ -n "$installed" ]; then
+	echo "== the installed package (JITPROF_INSTALLED)"
+	pkglibdir=$("$PG_BINDIR"/pg_config --pkglibdir)
+	extdir=$("$PG_BINDIR"/pg_config --sharedir)/extension
+	package_files=("$pkglibdir/jitprof.so" "$pkglibdir/jitprof_llvm.so" "$extdir/jitprof.control")
+	package=
+	for f in "${package_files[@]}"; do
+		owner=$(dpkg-query -S "$f" 2>/dev/null | sed -n '1s/: .*//p' || true)
+		owner=${owner%:*}
+		if [ -z "$owner" ]; then
+			package_why="no installed package holds $f"
+			break
+		elif [ -n "$package" ] && [ "$owner" != "$package" ]; then
+			package_why="$f belongs to $owner, not $package"
+			break
+		fi
+		package=$owner
+	done
+	if [ -z "$package_why" ]; then
+		package_version=$(dpkg-query -W -f='${Version}' "$package")
+		echo "jitprof: testing $package $package_version: ${package_files[*]}"
+		upstream=${package_version%-*}
+		installed_default=$(sed -nE "s/^default_version = '([^']+)'.*/\1/p" "$extdir/jitprof.control")
+		tree_default=$(sed -nE "s/^default_version = '([^']+)'.*/\1/p" "$TOP/jitprof.control")
+		verify=$(dpkg --verify "$package" 2>&1 || true)
+		if [ -n "$verify" ]; then
+			package_why="files of $package changed since it was installed: $verify"
+		elif [ "$installed_default" != "$tree_default" ]; then
+			package_why="the installed jitprof.control has default_version $installed_default, this tree's tests are for $tree_default"
+		elif [ "${upstream%.0}" != "$installed_default" ]; then
+			package_why="$package is version $package_version, its jitprof.control's default_version is $installed_default"
+		else
+			package_files_ok=1
+		fi
+	fi
+	if [ -n "$package_why" ]; then
+		echo "jitprof: $package_why"
+	fi
+	# the pg_regress phase adds what its server maps
+	if [ "$what" != all ] && [ "$what" != regress ]; then
+		if [ -n "$package_files_ok" ]; then
+			count installed_package passed
+		else
+			count installed_package failed "$package_why"
+		fi
+	fi
+fi
+
+# package_mapped: whether a backend of the pg_regress server that has
+# JIT-compiled a query maps jitprof.so and jitprof_llvm.so from the
+# package's own files (the inode /proc/self/maps shows is the file's).
+package_mapped() {
+	local maps f want line
+	maps=$(PGOPTIONS="-c jit=on -c jit_above_cost=0" as_pg_user "$PG_BINDIR"/psql -X -At \
+		-h "$work" -p "$PG_PORT" -d postgres \
+		-c 'SELECT sum(g) + 1 FROM generate_series(1, 10) g' \
+		-c "SELECT pg_read_file('/proc/self/maps')") || return 1
+	for f in "$pkglibdir/jitprof.so" "$pkglibdir/jitprof_llvm.so"; do
+		want=$(stat -L -c '%i' "$f")
+		line=$(awk -v f="$f" '$6 == f { print; exit }' <<<"$maps")
+		if [ -z "$line" ]; then
+			echo "jitprof: the JIT backend does not map $f"
+			return 1
+		fi
+		if [ "$(awk '{ print $5 }' <<<"$line")" != "$want" ]; then
+			echo "jitprof: the JIT backend maps another $f than the installed one (inode $want): $line"
+			return 1
+		fi
+		echo "jitprof: the JIT backend maps $f, inode $want"
+	done
+}
+
 if [ "$what" = all ] || [ "$what" = regress ]; then
 	echo "== pg_regress (make installcheck) against a throwaway server"
 	# the suites the Makefile lists: one that never ran failed too
@@ -122,6 +227,15 @@ if [ "$what" = all ] || [ "$what" = regress ]; then
 		printf "log_line_prefix = '%%m [%%p] '\nlog_connections = on\n"
 	} >>"$data"/postgresql.conf
 	as_pg_user "$PG_BINDIR"/pg_ctl -D "$data" -l "$server_log" -w start >/dev/null
+	if [ -n "$installed" ]; then
+		if [ -z "$package_files_ok" ]; then
+			count installed_package failed "$package_why"
+		elif package_mapped; then
+			count installed_package passed
+		else
+			count installed_package failed "the server does not load $package's files"
+		fi
+	fi
 	if ! PGHOST="$work" PGPORT="$PG_PORT" pgxs_installcheck TAP_TESTS= 2>&1 |
 		tee "$work"/regress.log; then
 		status=1
