@@ -254,17 +254,29 @@ sub run_case
 	# --no-inline: the checks need function names only, and looking up
 	# inline frames runs addr2line over libLLVM for minutes
 	my $script;
-	($ok, $script) = perf_run('script', '-i', "$tmp/$name.jit.data", '-F', 'ip,sym,symoff,dso',
+	($ok, $script) = perf_run('script', '-i', "$tmp/$name.jit.data", '-F', 'pid,ip,sym,symoff,dso',
 		'--no-inline');
 	ok($ok, "$name: perf script ran");
 
 	# each sample whose first frame is the qual: its offset in the qual,
 	# and the first frame above it outside JIT code
 	my (@samples, %top, %dso);
-	for my $sample (split /\n\s*\n/, $script)
+	# Each sample starts with a line of its own (the pid), followed by its
+	# frames, one a line starting with a tab; a sample perf could not
+	# unwind has its one frame on the pid's line and no blank line after
+	# it, so the lines are split by that, not by blank lines.
+	my @blocks;
+	for my $line (split /\n/, $script)
 	{
-		my @frames = map { [/^\s*([0-9a-f]+) (.*?)(?:\+0x([0-9a-f]+))? \((.*)\)$/] }
-		  grep { /\S/ } split /\n/, $sample;
+		next unless $line =~ /\S/;
+		if ($line =~ /^\t/) { push @{ $blocks[-1] }, $line if @blocks }
+		elsif ($line =~ /^\s*\d+\s+(\S.*)$/) { push @blocks, [$1] }
+		else { push @blocks, [] }
+	}
+	for my $block (@blocks)
+	{
+		my $sample = join("\n", @$block);
+		my @frames = map { [/^\s*([0-9a-f]+) (.*?)(?:\+0x([0-9a-f]+))? \((.*)\)$/] } @$block;
 		$dso{ (($frames[0][3] // '?') =~ s{.*/}{}r) . ' ' . ($frames[0][1] // '?') }++ if @frames;
 		$top{ $frames[0][1] // '?' }++ if @frames && ($frames[0][3] // '') =~ m{/jitted-\d+-\d+\.so$};
 		next unless @frames && defined $frames[0][1] && $frames[0][1] eq $qual;
@@ -278,7 +290,7 @@ sub run_case
 	note "$name: samples in JIT code by function: "
 	  . join(', ', map { "$_ $top{$_}" } sort { $top{$b} <=> $top{$a} } keys %top)
 	  . "; all samples by file: "
-	  . join(', ', map { "$_ $dso{$_}" } (sort { $dso{$b} <=> $dso{$a} } keys %dso)[0 .. 15]);
+	  . join(', ', map { "$_ $dso{$_}" } grep { defined } (sort { $dso{$b} <=> $dso{$a} } keys %dso)[0 .. 15]);
 	my $report;
 	($ok, $report) = perf_run('report', '-i', "$tmp/$name.jit.data", '--stdio',
 		'--no-children', '-G', '--no-inline', '--sort', 'dso,sym', '--symbols', $qual);
