@@ -273,6 +273,14 @@ sub run_case
 		elsif ($line =~ /^\s*\d+\s+(\S.*)$/) { push @blocks, [$1] }
 		else { push @blocks, [] }
 	}
+	my %kinds;
+	for my $line (split /\n/, $script)
+	{
+		my $k = $line =~ /^\t/ ? 'tab' : $line =~ /^\s*\d+\s*$/ ? 'pid' : $line =~ /^\s*\d+\s+\S/ ? 'pid+frame' : $line =~ /\S/ ? 'other' : 'blank';
+		$kinds{$k}++;
+		note "$name: other line: $line" if $k eq 'other' && $kinds{other} <= 5;
+	}
+	note "$name: " . scalar(@blocks) . " samples; lines: " . join(', ', map { "$_ $kinds{$_}" } sort keys %kinds);
 	for my $block (@blocks)
 	{
 		my $sample = join("\n", @$block);
