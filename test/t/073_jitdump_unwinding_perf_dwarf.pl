@@ -2,17 +2,23 @@
 # function's JIT_CODE_LOAD, a record with the .eh_frame + .eh_frame_hdr
 # perf inject --jit puts into the function's jitted-*.so, so that real
 # "perf record --call-graph dwarf" + "perf inject --jit" + "perf script"
-# unwind from the JIT qual of a scan into ExecScan.  Checked: the records'
-# structure (sizes, alignment, order), that the FDE each record has for its
-# own function covers it exactly (parsed here, and by readelf in the
+# unwind from the JIT qual of a scan to the function that called it (its
+# call site, read by gdb: ExecScan, or on PostgreSQL 18 the scan node's
+# function ExecScan is inlined into).  Checked: the records' structure
+# (sizes, alignment, order), that the FDE each record has for its own
+# function covers it exactly (parsed here, and by readelf in the
 # jitted-*.so), and, as the control, that the same run with
-# jitprof.jitdump_unwinding = off does not get from the qual to ExecScan.
+# jitprof.jitdump_unwinding = off does not get from the qual's prologue and
+# epilogues to the call site (where a frame-pointer walk, perf 7.2's
+# fallback, skips it).
 use strict;
 use warnings;
+use IPC::Run;
 
 use PostgreSQL::Test::Cluster;
 use PostgreSQL::Test::Utils;
 use Test::More;
+use Time::HiRes qw(usleep);
 use JitprofTest;
 use JitprofPerf;
 
@@ -26,6 +32,11 @@ VACUUM ANALYZE f;
 my $query = 'SELECT count(*) FROM f WHERE a * b * b * a * a * b > 1000.5';
 my $qid = query_id($node, $query);
 my $qual = "q$qid#1_SeqScan_qual";
+# samples: executions of the query per run, perf's frequency (Hz), and the
+# samples asked for at the qual's rsp-based instructions
+my $executions = 6;
+my @perf_freq = ('-F', '4000');
+my $min_edge = 10;
 
 sub uleb
 {
@@ -63,7 +74,7 @@ sub check_unwinding
 	return 'dummy CIE' unless $dummy_id == 0 && $dummy_len % 8 == 4 && $dummy_len >= 12;
 	return 'hdr eh_frame_ptr' unless $hdr_at + 4 + $eh_ptr == $eh_at + 4 + $dummy_len;
 	return 'hdr size' unless $u->{hdr_size} == 12 + 8 * $count;
-	my ($own_range, $prev);
+	my ($own_range, $own_fde, $own_cie, $prev);
 	for my $k (0 .. $count - 1)
 	{
 		my ($loc, $fde) = unpack('l l', substr($hdr, 12 + 8 * $k, 8));
@@ -86,10 +97,134 @@ sub check_unwinding
 		return 'CIE pointer encoding' unless ord(substr($d, $p, 1)) == 0x1b;
 		my $start = $eh_at + $fp + 8 + $pc;   # pcrel: from the field
 		return 'table entry and FDE disagree' unless $start == $hdr_at + $loc;
-		$own_range = $range if $start == 0;
+		($own_range, $own_fde, $own_cie) = ($range, $fp, $cp) if $start == 0;
 	}
 	return 'no FDE for the function itself' unless defined $own_range;
-	return ('', $own_range);
+	return ('', $own_range, $own_fde, $own_cie);
+}
+
+# The register from which the CFA is computed, over the function's code,
+# from the call frame instructions of its CIE and FDE (at $fde and $cie in
+# $d, as check_unwinding found them): a list of [from, to, register]
+# offset ranges.  Where it is not rbp (DWARF register 6), in the prologue
+# before "mov %rsp,%rbp" and in an epilogue after "pop %rbp", rbp still
+# holds the caller's frame pointer, and a frame-pointer walk from a sample
+# there skips the caller.  Dies on an instruction it does not know.
+sub cfa_registers
+{
+	my ($d, $fde, $cie) = @_;
+	my ($clen) = unpack('L', substr($d, $cie, 4));
+	my ($aug) = substr($d, $cie + 9) =~ /^([^\0]*)\0/;
+	my $p = $cie + 9 + length($aug) + 1;
+	my $caf = uleb(\$d, \$p);
+	uleb(\$d, \$p);    # data alignment: offsets do not matter here
+	$p++;             # return address register
+	uleb(\$d, \$p);    # augmentation data length (zR: one byte)
+	$p++;
+	my ($len, undef, undef, $range) = unpack('L l l L', substr($d, $fde, 16));
+	my $q = $fde + 16;
+	uleb(\$d, \$q);    # the FDE's augmentation data length (none)
+	my ($reg, $loc, @stack, @out) = (undef, 0);
+	my $skip = sub { my $r = shift; uleb(\$d, $r) for 1 .. shift };
+	my $sleb = sub { my $r = shift; my $b; do { $b = ord(substr($d, $$r++, 1)) } while $b & 0x80 };
+	my $advance = sub {
+		my $to = $loc + shift() * $caf;
+		push @out, [ $loc, $to, $reg ] if $to > $loc;
+		$loc = $to;
+	};
+	for my $part ([ $p, $cie + 4 + $clen ], [ $q, $fde + 4 + $len ])
+	{
+		my ($i, $end) = @$part;
+		while ($i < $end)
+		{
+			my $op = ord(substr($d, $i++, 1));
+			my ($hi, $lo) = ($op & 0xc0, $op & 0x3f);
+			if ($hi == 0x40) { $advance->($lo) }
+			elsif ($hi == 0x80) { uleb(\$d, \$i) }
+			elsif ($hi == 0xc0) { }
+			elsif ($op == 0x00) { }
+			elsif ($op == 0x02) { $advance->(ord(substr($d, $i, 1))); $i += 1 }
+			elsif ($op == 0x03) { $advance->(unpack('S', substr($d, $i, 2))); $i += 2 }
+			elsif ($op == 0x04) { $advance->(unpack('L', substr($d, $i, 4))); $i += 4 }
+			elsif ($op == 0x05 || $op == 0x09) { $skip->(\$i, 2) }
+			elsif ($op == 0x06 || $op == 0x07 || $op == 0x08 || $op == 0x2e) { $skip->(\$i, 1) }
+			elsif ($op == 0x0a) { push @stack, $reg }
+			elsif ($op == 0x0b) { $reg = pop @stack }
+			elsif ($op == 0x0c) { $reg = uleb(\$d, \$i); uleb(\$d, \$i) }
+			elsif ($op == 0x0d) { $reg = uleb(\$d, \$i) }
+			elsif ($op == 0x0e) { uleb(\$d, \$i) }
+			elsif ($op == 0x11) { uleb(\$d, \$i); $sleb->(\$i) }
+			elsif ($op == 0x12) { $reg = uleb(\$d, \$i); $sleb->(\$i) }
+			elsif ($op == 0x13) { $sleb->(\$i) }
+			else { die sprintf("call frame instruction 0x%02x", $op) }
+		}
+	}
+	push @out, [ $loc, $range, $reg ] if $range > $loc;
+	return \@out;
+}
+
+# The qual's call site, found without perf: gdb (jitprof.gdb = on) stops
+# the backend in the qual past its first calls (the first evaluation of an
+# expression goes through a wrapper) and reads the caller's frame.  Its pc,
+# the return address, is what perf must show as the first frame above the
+# qual: in ExecScan on PostgreSQL 15 and 17, in nodeSeqscan.c's static
+# function into which 18 inlines ExecScan's body (an address with no name
+# in a stripped server).  Returns the address, the mapped file, the
+# address in that file as perf prints it (its ELF virtual address), and the
+# name gdb gives it, if any.
+sub call_site
+{
+	my $s = background_session($node, 'postgres');
+	my $pid = $s->query_safe('SELECT pg_backend_pid()');
+	$s->query_safe('SET jitprof.gdb = on');
+	my $cmds = "$tmp/gdb.cmd";
+	my $out = "$tmp/gdb.out";
+	open my $fh, '>', $cmds or die "could not write $cmds: $!";
+	print $fh gdb_prologue(), <<"EOF2";
+set breakpoint pending on
+break '$qual'
+ignore 1 10
+echo \@\@READY\\n
+continue
+frame 1
+printf "CALLER=0x%lx\\n", \$pc
+info symbol \$pc
+delete
+detach
+echo \@\@END\\n
+EOF2
+	close $fh;
+	my $gdb = IPC::Run::start(
+		[ 'timeout', $PostgreSQL::Test::Utils::timeout_default,
+		  'gdb', '-nx', '-batch', '-x', $cmds, '-p', $pid ],
+		'<', \undef, '>', $out, '2>&1');
+	my $deadline = time() + $PostgreSQL::Test::Utils::timeout_default;
+	usleep(100_000) until (-e $out && slurp_file($out) =~ /^\@\@READY$|ptrace: /m) || time() > $deadline;
+	$s->query_safe($query);
+	$gdb->finish;
+	my $text = slurp_file($out);
+	note "gdb:\n$text";
+	my ($addr) = $text =~ /^CALLER=0x([0-9a-f]+)$/m;
+	my ($name) = $text =~ /^(\S+) \+ \d+ in section \.text/m;
+	my ($file, $rel);
+	if (defined $addr)
+	{
+		$addr = hex($addr);
+		for (split /\n/, maps_of($pid))
+		{
+			my ($lo, $hi, $off, $path) = /^([0-9a-f]+)-([0-9a-f]+) \S+ ([0-9a-f]+) \S+ \d+\s+(\S.*)$/ or next;
+			next unless hex($lo) <= $addr && $addr < hex($hi);
+			$file = $path;
+			my $foff = $addr - hex($lo) + hex($off);
+			for (split /\n/, `readelf -lW '$path'`)
+			{
+				my ($o, $v, $fs) = /^\s+LOAD\s+0x([0-9a-f]+) 0x([0-9a-f]+) \S+ 0x([0-9a-f]+)/ or next;
+				$rel = $foff - hex($o) + hex($v) if hex($o) <= $foff && $foff < hex($o) + hex($fs);
+			}
+		}
+	}
+	$s->quit;
+	return { addr => $addr, file => $file, rel => $rel, name => $name };
 }
 
 # One run: a backend with the jitdump sink (and jitprof.jitdump_unwinding
@@ -105,8 +240,8 @@ sub run_case
 		  . "SET jitprof.perf_map = off; SET jitprof.jitdump_unwinding = $unwinding");
 	$s->query_safe($query);    # warm up: caches, and the first compilation
 	my $perf = perf_record_start($pid, "$tmp/$name.data", '-k', '1',
-		'--call-graph', 'dwarf');
-	$s->query_safe($query) for 1 .. 2;
+		'--call-graph', 'dwarf', @perf_freq);
+	$s->query_safe($query) for 1 .. $executions;
 	my $status = $s->query_safe(
 		"SELECT string_agg(name || '=' || value, ',') FROM jitprof_status WHERE name LIKE 'jitdump_%'");
 	$s->quit;
@@ -119,24 +254,51 @@ sub run_case
 	# --no-inline: the checks need function names only, and looking up
 	# inline frames runs addr2line over libLLVM for minutes
 	my $script;
-	($ok, $script) = perf_run('script', '-i', "$tmp/$name.jit.data", '-F', 'ip,sym,dso',
+	($ok, $script) = perf_run('script', '-i', "$tmp/$name.jit.data", '-F', 'pid,ip,sym,symoff,dso',
 		'--no-inline');
 	ok($ok, "$name: perf script ran");
 
-	# samples whose first frame is the qual, and how many reach ExecScan
-	my ($in_qual, $reach) = (0, 0);
-	my $example;
-	for my $sample (split /\n\s*\n/, $script)
+	# each sample whose first frame is the qual: its offset in the qual,
+	# and the first frame above it outside JIT code
+	my (@samples, %top, %dso);
+	# Each sample starts with a line of its own (the pid), followed by its
+	# frames, one a line starting with a tab; a sample perf could not
+	# unwind has its one frame on the pid's line and no blank line after
+	# it, so the lines are split by that, not by blank lines.
+	my @blocks;
+	for my $line (split /\n/, $script)
 	{
-		my @frames = grep { /\S/ } split /\n/, $sample;
-		next unless @frames && $frames[0] =~ /\Q$qual\E/;
-		$in_qual++;
-		if (grep { /\sExecScan\s/ } @frames[ 1 .. $#frames ])
-		{
-			$reach++;
-			$example //= $sample;
-		}
+		next unless $line =~ /\S/;
+		if ($line =~ /^\t/) { push @{ $blocks[-1] }, $line if @blocks }
+		elsif ($line =~ /^\s*\d+\s+(\S.*)$/) { push @blocks, [$1] }
+		else { push @blocks, [] }
 	}
+	my %kinds;
+	for my $line (split /\n/, $script)
+	{
+		my $k = $line =~ /^\t/ ? 'tab' : $line =~ /^\s*\d+\s*$/ ? 'pid' : $line =~ /^\s*\d+\s+\S/ ? 'pid+frame' : $line =~ /\S/ ? 'other' : 'blank';
+		$kinds{$k}++;
+		note "$name: other line: $line" if $k eq 'other' && $kinds{other} <= 5;
+	}
+	note "$name: " . scalar(@blocks) . " samples; lines: " . join(', ', map { "$_ $kinds{$_}" } sort keys %kinds);
+	for my $block (@blocks)
+	{
+		my $sample = join("\n", @$block);
+		my @frames = map { [/^\s*([0-9a-f]+) (.*?)(?:\+0x([0-9a-f]+))? \((.*)\)$/] } @$block;
+		$dso{ (($frames[0][3] // '?') =~ s{.*/}{}r) . ' ' . ($frames[0][1] // '?') }++ if @frames;
+		$top{ $frames[0][1] // '?' }++ if @frames && ($frames[0][3] // '') =~ m{/jitted-\d+-\d+\.so$};
+		next unless @frames && defined $frames[0][1] && $frames[0][1] eq $qual;
+		my ($caller) = grep { defined $_->[3] && $_->[3] !~ m{/jitted-\d+-\d+\.so$} }
+		  @frames[ 1 .. $#frames ];
+		push @samples, {
+			offset => hex($frames[0][2] // 0),
+			caller => $caller,
+			text => $sample };
+	}
+	note "$name: samples in JIT code by function: "
+	  . join(', ', map { "$_ $top{$_}" } sort { $top{$b} <=> $top{$a} } keys %top)
+	  . "; all samples by file: "
+	  . join(', ', map { "$_ $dso{$_}" } grep { defined } (sort { $dso{$b} <=> $dso{$a} } keys %dso)[0 .. 15]);
 	my $report;
 	($ok, $report) = perf_run('report', '-i', "$tmp/$name.jit.data", '--stdio',
 		'--no-children', '-G', '--no-inline', '--sort', 'dso,sym', '--symbols', $qual);
@@ -146,31 +308,75 @@ sub run_case
 		pid => $pid,
 		dump => $dump,
 		status => \%st,
-		in_qual => $in_qual,
-		reach => $reach,
-		example => $example,
+		samples => \@samples,
 		script => $script,
 		jd => $jd,
 	};
 }
 
+# Whether a sample's first frame outside JIT code is the call site.  perf
+# (with libunwind as with libdw) gives a caller's frame the address one
+# byte before the return address, inside the call instruction, as gdb
+# looks up a caller's line.  perf script prints it as the address in the
+# file up to perf 6.12, as the process's address in perf 7.2 (backends
+# are forked from one postmaster: the server's code is at the same address
+# in every backend).
+sub at_call_site
+{
+	my ($sample, $site) = @_;
+	my $c = $sample->{caller};
+	return 0 unless $c && $c->[3] eq $site->{file};
+	my $ip = hex($c->[0]);
+	return $ip == $site->{rel} - 1 || $ip == $site->{addr} - 1;
+}
+
+# Samples at offsets where the qual's CFA is not computed from rbp (the
+# "edge": prologue and epilogues), and the rest, each with how many reach
+# the call site
+sub tally
+{
+	my ($run, $cfa, $site) = @_;
+	my %t = map { $_ => [ 0, 0 ] } qw(edge body);
+	for my $smp (@{ $run->{samples} })
+	{
+		my ($r) = grep { $_->[0] <= $smp->{offset} && $smp->{offset} < $_->[1] } @$cfa;
+		my $where = $r && $r->[2] != 6 ? 'edge' : 'body';
+		$t{$where}[0]++;
+		$t{$where}[1]++ if at_call_site($smp, $site);
+	}
+	return \%t;
+}
+
+my $site = call_site();
+ok(defined $site->{rel}, 'gdb found the qual\'s call site in a mapped file')
+  or diag explain $site;
+note sprintf('call site: 0x%x, %s at 0x%x (%s)', $site->{addr} // 0, $site->{file} // '?',
+	$site->{rel} // 0, $site->{name} // 'no symbol');
+
 my $on = run_case('on', 'on');
-diag "with unwinding: $on->{reach} of $on->{in_qual} qual samples reach ExecScan";
-note "example:\n$on->{example}" if $on->{example};
-cmp_ok($on->{in_qual}, '>=', 50, 'perf sampled the JIT qual');
-cmp_ok($on->{reach}, '>=', 0.8 * $on->{in_qual},
-	'at least 80% of the qual samples unwind into ExecScan');
+my $in_qual = scalar @{ $on->{samples} };
+my $reach = grep { at_call_site($_, $site) } @{ $on->{samples} };
+diag "with unwinding: $reach of $in_qual qual samples reach the call site";
+my ($example) = grep { at_call_site($_, $site) } @{ $on->{samples} };
+$example //= $on->{samples}[0];
+note "example:\n$example->{text}" if $example;
+cmp_ok($in_qual, '>=', 50, 'perf sampled the JIT qual');
+cmp_ok($reach, '>=', 0.8 * $in_qual,
+	'at least 80% of the qual samples unwind to its call site, the first frame outside JIT code');
 cmp_ok($on->{status}{jitdump_unwinding_records}, '>', 0, 'jitdump_unwinding_records counted');
 # -G (caller order) prints each chain from _start down to the sampled
-# function: ExecScan right above the qual
+# function: the call site right above the qual, by name where the server's
+# symbols have one, else by its address
 note "perf report --no-children -G:\n$on->{report}";
-like($on->{report}, qr/ExecScan\s*\n[\s|]*\Q$qual\E\s*\n/,
-	'perf report -G: the qual\'s callers include ExecScan');
+my $site_hex = sprintf('0x%x', ($site->{addr} // 1) - 1);
+my $site_re = defined $site->{name} ? qr/(?:\Q$site->{name}\E|\Q$site_hex\E)/ : qr/\Q$site_hex\E/;
+like($on->{report}, qr/$site_re\s*\n[\s|]*\Q$qual\E\s*\n/,
+	'perf report -G: the qual\'s callers include its call site');
 is($on->{status}{jitdump_unwinding_missing}, '0', 'every function had an FDE');
 
 # the records
 my (undef, $records) = jitdump_parse($on->{dump});
-my ($nunw, $nunw_query, $bad, $qual_range, $qual_size) = (0, 0, 0, undef, undef);
+my ($nunw, $nunw_query, $bad, $qual_range, $qual_size, $qual_cfa) = (0, 0, 0);
 for my $i (0 .. $#$records)
 {
 	my $r = $records->[$i];
@@ -183,13 +389,17 @@ for my $i (0 .. $#$records)
 		diag "unwinding record at $r->{pos} not followed by its code load";
 		next;
 	}
-	my ($err, $range) = check_unwinding($r, $load);
+	my ($err, $range, $fde, $cie) = check_unwinding($r, $load);
 	if ($err ne '' || $range != $load->{code_size})
 	{
 		$bad++;
 		diag "$load->{name}: " . ($err || "FDE range $range, code size $load->{code_size}");
 	}
-	($qual_range, $qual_size) = ($range, $load->{code_size}) if $load->{name} eq $qual;
+	if ($err eq '' && $load->{name} eq $qual)
+	{
+		($qual_range, $qual_size) = ($range, $load->{code_size});
+		$qual_cfa = cfa_registers($r->{data}, $fde, $cie);
+	}
 	$nunw_query++ if $load->{name} =~ /^q\Q$qid\E#/;
 }
 cmp_ok($nunw, '>=', 2, 'JIT_CODE_UNWINDING_INFO records written');
@@ -199,6 +409,9 @@ cmp_ok($on->{status}{jitdump_unwinding_records}, '<=', $nunw, 'counted: at most 
 is($bad, 0, 'each precedes its code load, is 8-byte aligned, has consistent sizes, an .eh_frame_hdr '
 	  . 'whose table matches its FDEs, and an FDE that covers its function exactly');
 ok(defined $qual_range && $qual_range == $qual_size, "the qual's FDE covers its code");
+note 'the qual\'s CFA register by offset: ' . join(', ', map { sprintf('%#x-%#x r%d', @$_) } @{ $qual_cfa // [] });
+ok(scalar(grep { $_->[2] == 7 } @{ $qual_cfa // [] }),
+	'the qual\'s FDE computes its CFA from rsp somewhere (at least at its entry)');
 
 # perf's jitted-*.so of the qual: readelf finds the FDE at its code
 my $qual_so;
@@ -216,17 +429,49 @@ like($frames, qr/FDE cie=\w+ pc=0000000000000080\.\.$end/,
 	'readelf --debug-dump=frames: an FDE for exactly the qual (0x80 up to its end)');
 unlike($frames, qr/[Ww]arning|[Ee]rror/, 'and no complaints');
 
-# the control: no records, and perf no longer gets from the qual to ExecScan
+# The control.  Without the records perf finds no call frame information
+# for the qual.  perf 6.1 and 6.12 (libunwind) then stop at the JIT frame;
+# perf 7.2 unwinds with libdw, which where it finds none walks the frame
+# pointer (elfutils' x86-64 fallback), which llvmjit's code keeps: from
+# the qual's body that reaches the call site as well.  A frame-pointer walk
+# goes wrong only where rbp is not yet (or no longer) the qual's own frame
+# pointer, at the prologue's and epilogues' instructions where the CFA is
+# computed from rsp (read from the qual's FDE): it skips the call site.
+# Only the records get samples there right, on each perf.
 my $off = run_case('off', 'off');
-diag "without unwinding: $off->{reach} of $off->{in_qual} qual samples reach ExecScan";
-cmp_ok($off->{in_qual}, '>=', 50, 'control: perf sampled the JIT qual');
-is(scalar(grep { $_->{id} == 4 } @{ (jitdump_parse($off->{dump}))[1] }), 0,
+my (undef, $off_records) = jitdump_parse($off->{dump});
+is(scalar(grep { $_->{id} == 4 } @$off_records), 0,
 	'control: no unwinding records with jitprof.jitdump_unwinding = off');
-cmp_ok($off->{reach}, '<', 0.2 * $off->{in_qual},
-	'control: without them, qual samples do not unwind into ExecScan');
+my ($on_code) = map { $_->{code} } grep { $_->{id} == 0 && $_->{name} eq $qual } @$records;
+my ($off_code) = map { $_->{code} } grep { $_->{id} == 0 && $_->{name} eq $qual } @$off_records;
+# (the code embeds the addresses of its expression's state: only its
+# length can be compared)
+ok(defined $on_code && defined $off_code && length($on_code) == length($off_code),
+	'control: the qual\'s code has the same length in both runs');
+my $ton = tally($on, $qual_cfa, $site);
+my $toff = tally($off, $qual_cfa, $site);
+diag sprintf('qual samples reaching the call site, with records: %d of %d in the body, %d of %d '
+	  . 'at rsp-based CFA; without: %d of %d, %d of %d',
+	$ton->{body}[1], $ton->{body}[0], $ton->{edge}[1], $ton->{edge}[0],
+	$toff->{body}[1], $toff->{body}[0], $toff->{edge}[1], $toff->{edge}[0]);
+cmp_ok(scalar @{ $off->{samples} }, '>=', 50, 'control: perf sampled the JIT qual');
+# perf 7.2 is built with libdw only (no libunwind), and there the records
+# change nothing: samples at the rsp-based offsets skip the call site with
+# them as without them (doc/perf.md).  Those checks are TODO with such a
+# perf (read from its build options), so that they report it, and say so
+# when a perf starts to read the records.
+my ($libunwind) = `perf version --build-options 2>&1` =~ /^\s*libunwind:\s*\[\s*(on|OFF)/mi;
+TODO:
+{
+	local $TODO = 'perf without libunwind: libdw does not unwind the qual with the records (doc/perf.md)'
+	  unless defined $libunwind && $libunwind eq 'on';
+	cmp_ok($ton->{edge}[0], '>=', $min_edge, 'perf sampled the qual where its CFA is rsp-based');
+	cmp_ok($ton->{edge}[1], '>=', 0.8 * $ton->{edge}[0], 'with the records, those samples reach the call site');
+	cmp_ok($toff->{edge}[0], '>=', $min_edge, 'control: perf sampled the qual where its CFA is rsp-based');
+}
+cmp_ok($toff->{edge}[1], '<=', 0.2 * $toff->{edge}[0],
+	'control: without the records, at most 20% of those samples reach the call site');
 note "control, perf report --no-children -G:\n$off->{report}";
-unlike($off->{report}, qr/ExecScan\s*\n[\s|]*\Q$qual\E\s*\n/,
-	'control: nor in perf report -G');
 diag "jitdump file: $on->{status}{jitdump_bytes} bytes with unwinding records, "
   . "$off->{status}{jitdump_bytes} without";
 
