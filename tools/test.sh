@@ -72,14 +72,35 @@ if [ -z "$installed" ]; then
 fi
 
 work=$(make_workdir test)
+declare -A preparing=()
 noexec_dir=
 cleanup() {
+	# a chroot being prepared unmounts its file systems when done
+	for pid in "${preparing[@]}"; do
+		wait "$pid" 2>/dev/null || true
+	done
 	if [ -n "$noexec_dir" ]; then
 		umount "$noexec_dir" 2>/dev/null || true
 	fi
 	rm -rf "$work"
 }
 trap cleanup EXIT
+
+# The other platforms' chroots are made and provisioned (debootstrap,
+# tools/deps.sh inside) in the background while this machine's tests run:
+# that work waits on the network and the disk, and each platform's tests
+# then start at once.  tools/platform.sh's lock on the chroot orders the
+# two runs.
+if [ -n "${JITPROF_PLATFORMS:-}" ] && [ "$(id -u)" = 0 ]; then
+	prepare_start=$SECONDS
+	for platform in $JITPROF_PLATFORMS; do
+		echo "== platform $platform: preparing its chroot in the background"
+		"$here"/platform.sh "$platform" --run tools/deps.sh \
+			>"$work/prepare-$platform.log" 2>&1 &
+		preparing[$platform]=$!
+	done
+fi
+
 status=0
 passed=0
 failed=0
@@ -388,6 +409,13 @@ if [ -n "${JITPROF_PLATFORMS:-}" ]; then
 	here_summary="jitprof: $passed passed, $failed failed, $skipped skipped"
 	summaries=("host ($(pg_config --version)): ${here_summary#jitprof: }")
 	for platform in $JITPROF_PLATFORMS; do
+		if [ -n "${preparing[$platform]:-}" ]; then
+			prepared=0
+			wait "${preparing[$platform]}" || prepared=$?
+			echo "== platform $platform: chroot prepared (exit status $prepared, $((SECONDS - prepare_start)) s after the start)"
+			# a failed preparation is reported; the run below retries it
+			[ "$prepared" = 0 ] || tail -20 "$work/prepare-$platform.log"
+		fi
 		echo "== platform $platform (tools/platform.sh)"
 		log="$work/platform-$platform.log"
 		platform_status=0
