@@ -243,6 +243,26 @@ if ($plugins)
 	}
 }
 
+# Spread: per round, each configuration's emission time of the pass (sum
+# over the queries) and CPU time against the base configuration's in the
+# same round; the median and range of those ratios.
+print "\nper-round ratios against $base_config (median, min .. max over $rounds rounds): emission of a pass; backend CPU of a pass\n";
+for my $config (@order)
+{
+	my (@e, @c);
+	my $nq = @queries;
+	for my $r (0 .. $rounds - 1)
+	{
+		my $sum = sub { my ($cfg) = @_; sum(@{ $samples{$cfg}{emission} }[ $r * $nq .. ($r + 1) * $nq - 1 ]) };
+		push @e, $sum->($config) / $sum->($base_config);
+		push @c, $samples{$config}{cpu}[$r] / $samples{$base_config}{cpu}[$r] if $samples{$base_config}{cpu}[$r];
+	}
+	@e = sort { $a <=> $b } @e;
+	@c = sort { $a <=> $b } @c;
+	printf "  %-10s %.3f (%.3f .. %.3f); %.3f (%.3f .. %.3f)\n", $config, median(@e), $e[0], $e[-1],
+	  median(@c), $c[0], $c[-1];
+}
+
 print "\nbackend CPU time of one pass over all queries (median over rounds, ms):\n";
 my $cpu_base = median(@{ $samples{$base_config}{cpu} });
 printf "  %-10s %8.0f  %.3f\n", $_, median(@{ $samples{$_}{cpu} }), median(@{ $samples{$_}{cpu} }) / $cpu_base
