@@ -283,7 +283,7 @@ jp_registry_llvm_plugin_failed(const char *plugin, const char *reason)
 	static bool warned_perf = false;
 	static bool warned_debugger = false;
 	bool	   *warned = strcmp(plugin, "PerfSupportPlugin") == 0 ?
-		&warned_perf : &warned_debugger;
+	&warned_perf : &warned_debugger;
 
 	if (*warned)
 		return;
