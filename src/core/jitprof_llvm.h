@@ -62,7 +62,7 @@ typedef enum JitprofLlvmPlugins
 	JP_LLVM_PLUGINS_OFF = 0,
 	JP_LLVM_PLUGINS_PERF = 1,	/* PerfSupportPlugin: a jitdump of LLVM's */
 	JP_LLVM_PLUGINS_DEBUGGER = 2,	/* DebugObjectManagerPlugin: gdb */
-	JP_LLVM_PLUGINS_ALL = 3
+	JP_LLVM_PLUGINS_BOTH = 3
 } JitprofLlvmPlugins;
 
 /*

@@ -46,7 +46,7 @@ static const struct config_enum_entry llvm_plugins_options[] = {
 	{"off", JP_LLVM_PLUGINS_OFF, false},
 	{"perf", JP_LLVM_PLUGINS_PERF, false},
 	{"debugger", JP_LLVM_PLUGINS_DEBUGGER, false},
-	{"all", JP_LLVM_PLUGINS_ALL, false},
+	{"perf_debugger", JP_LLVM_PLUGINS_BOTH, false},
 	{NULL, 0, false}
 };
 
@@ -91,7 +91,7 @@ jp_settings_init(void)
 
 	DefineCustomEnumVariable("jitprof.llvm_plugins",
 							 "Also attaches LLVM's own perf and debugger plugins to JITLink (a comparison aid).",
-							 "off, perf, debugger or all; needs LLVM 19 or later.  Read when a backend first "
+							 "off, perf, debugger or perf_debugger; needs LLVM 19 or later.  Read when a backend first "
 							 "compiles JIT code; jitprof's own sinks work as set (doc/perf.md).",
 							 &jitprof_llvm_plugins,
 							 JP_LLVM_PLUGINS_OFF,
