@@ -55,6 +55,7 @@ LLVM_MODULE = jitprof_llvm
 LLVM_OBJS = \
 	src/llvm/llvm_entry.o \
 	src/llvm/linker.o \
+	src/llvm/llvm_plugins.o \
 	src/llvm/code_arena.o \
 	src/llvm/eh_frame.o \
 	src/llvm/sink_gdb.o \

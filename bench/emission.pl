@@ -11,12 +11,14 @@ my ($datadir, $corpus, @args) = @ARGV;
 my $rounds = 5;
 my $noopt = 0;
 my $steps = 0;
+my $plugins = 0;
 for (@args)
 {
 	if ($_ eq '--noopt') { $noopt = 1 }
 	elsif ($_ eq '--steps') { $steps = 1 }
+	elsif ($_ eq '--plugins') { $plugins = 1 }
 	elsif (/^\d+$/) { $rounds = $_ }
-	else { die "usage: emission.sh [ROUNDS] [--noopt] [--steps]\n" }
+	else { die "usage: emission.sh [ROUNDS] [--noopt] [--steps] [--plugins]\n" }
 }
 
 my %configs = (
@@ -53,6 +55,25 @@ if ($steps)
 		},
 	);
 	@order = qw(steps_off steps_on);
+}
+# --plugins (bench/llvm_plugins.sh): jitprof with JITLink, its perf map off,
+# and one sink each: none, jitprof's jitdump, LLVM's PerfSupportPlugin,
+# jitprof's gdb sink, LLVM's DebugObjectManagerPlugin
+# (jitprof.llvm_plugins); both kinds of file go to JITDUMPDIR.
+if ($plugins)
+{
+	my $server = "-c shared_preload_libraries=jitprof -c jit_provider=jitprof";
+	my $off = '-c jitprof.perf_map=off -c jitprof.perf_jitdump=off -c jitprof.gdb=off -c jitprof.llvm_plugins=off';
+	%configs = (
+		none => { server => $server, session => $off, linker => 'jitlink' },
+		jp_jitdump => { server => $server, session => "$off -c jitprof.perf_jitdump=on", linker => 'jitlink' },
+		llvm_perf => { server => $server, session => "$off -c jitprof.llvm_plugins=perf", linker => 'jitlink' },
+		jp_gdb => { server => $server, session => "$off -c jitprof.gdb=on", linker => 'jitlink' },
+		llvm_gdb => { server => $server, session => "$off -c jitprof.llvm_plugins=debugger", linker => 'jitlink' },
+	);
+	@order = qw(none jp_jitdump llvm_perf jp_gdb llvm_gdb);
+	$ENV{JITDUMPDIR} = "$datadir/../jitdump";
+	mkdir $ENV{JITDUMPDIR};
 }
 my $base_config = $order[0];
 
@@ -180,7 +201,7 @@ sub median
 printf "%d queries x %d rounds per configuration, JIT forced%s\n",
   scalar(@queries), $rounds, $noopt ? ' (no optimization, no inlining)' : ' (optimized and inlined)';
 printf "medians over all query executions, in ms\n\n";
-printf "%-8s %9s %6s %10s %6s %10s %6s %9s %6s %10s\n",
+printf "%-10s %9s %6s %10s %6s %10s %6s %9s %6s %10s\n",
   'config', 'emission', 'ratio', 'jit total', 'ratio', 'execution', 'ratio', 'exec-jit', 'ratio', 'sum(emis.)';
 my @metrics = qw(emission jit_total execution run);
 my %base = map { $_ => median(@{ $samples{$base_config}{$_} }) } @metrics;
@@ -188,7 +209,7 @@ for my $config (@order)
 {
 	my $s = $samples{$config};
 	my %m = map { $_ => median(@{ $s->{$_} }) } @metrics;
-	printf "%-8s %9.3f %6.3f %10.3f %6.3f %10.3f %6.3f %9.3f %6.3f %10.1f\n", $config,
+	printf "%-10s %9.3f %6.3f %10.3f %6.3f %10.3f %6.3f %9.3f %6.3f %10.1f\n", $config,
 	  map({ ($m{$_}, $m{$_} / $base{$_}) } @metrics),
 	  sum(@{ $s->{emission} }) / $rounds;
 }
@@ -204,12 +225,47 @@ for my $config (@order)
 	{
 		$logsum += log(median(@{ $perquery{$config}[$i] }) / median(@{ $perquery{$base_config}[$i] }));
 	}
-	printf "  %-8s %.3f\n", $config, exp($logsum / $n);
+	printf "  %-10s %.3f\n", $config, exp($logsum / $n);
+}
+
+# --plugins: each of jitprof's sinks against LLVM's plugin of the same kind
+if ($plugins)
+{
+	print "\njitprof's sink / LLVM's plugin, emission (median ratio; geometric mean of per-query median ratios):\n";
+	for my $pair ([qw(jp_jitdump llvm_perf)], [qw(jp_gdb llvm_gdb)])
+	{
+		my ($a, $b) = @$pair;
+		my $logsum = 0;
+		my $n = @{ $perquery{$a} };
+		$logsum += log(median(@{ $perquery{$a}[$_] }) / median(@{ $perquery{$b}[$_] })) for 0 .. $n - 1;
+		printf "  %-10s / %-10s %.3f  %.3f\n", $a, $b,
+		  median(@{ $samples{$a}{emission} }) / median(@{ $samples{$b}{emission} }), exp($logsum / $n);
+	}
+}
+
+# Spread: per round, each configuration's emission time of the pass (sum
+# over the queries) and CPU time against the base configuration's in the
+# same round; the median and range of those ratios.
+print "\nper-round ratios against $base_config (median, min .. max over $rounds rounds): emission of a pass; backend CPU of a pass\n";
+for my $config (@order)
+{
+	my (@e, @c);
+	my $nq = @queries;
+	for my $r (0 .. $rounds - 1)
+	{
+		my $sum = sub { my ($cfg) = @_; sum(@{ $samples{$cfg}{emission} }[ $r * $nq .. ($r + 1) * $nq - 1 ]) };
+		push @e, $sum->($config) / $sum->($base_config);
+		push @c, $samples{$config}{cpu}[$r] / $samples{$base_config}{cpu}[$r] if $samples{$base_config}{cpu}[$r];
+	}
+	@e = sort { $a <=> $b } @e;
+	@c = sort { $a <=> $b } @c;
+	printf "  %-10s %.3f (%.3f .. %.3f); %.3f (%.3f .. %.3f)\n", $config, median(@e), $e[0], $e[-1],
+	  median(@c), $c[0], $c[-1];
 }
 
 print "\nbackend CPU time of one pass over all queries (median over rounds, ms):\n";
 my $cpu_base = median(@{ $samples{$base_config}{cpu} });
-printf "  %-8s %8.0f  %.3f\n", $_, median(@{ $samples{$_}{cpu} }), median(@{ $samples{$_}{cpu} }) / $cpu_base
+printf "  %-10s %8.0f  %.3f\n", $_, median(@{ $samples{$_}{cpu} }), median(@{ $samples{$_}{cpu} }) / $cpu_base
   for @order;
 
 print "\nemission, jit total, execution: EXPLAIN ANALYZE's JIT Emission, JIT Total and\n"

@@ -138,6 +138,7 @@ extern bool jitprof_debug_fail_link;
 extern bool jitprof_gdb;
 extern int	jitprof_code_arena_max_size;
 extern bool jitprof_steps;
+extern int	jitprof_llvm_plugins;
 extern bool jitprof_perf_jitdump;
 extern char *jitprof_jitdump_dir;
 extern bool jitprof_jitdump_unwinding;

@@ -35,7 +35,7 @@
 #include <stdint.h>
 
 /* bump when either table changes: the two libraries are built together */
-#define JP_LLVM_ABI_VERSION 4
+#define JP_LLVM_ABI_VERSION 5
 
 /* name of the library (in $libdir) and of its one exported function */
 #define JP_LLVM_LIBRARY		"jitprof_llvm"
@@ -51,6 +51,19 @@ typedef enum JitprofLinkerKind
 	JP_LINKER_JITLINK,
 	JP_LINKER_RTDYLD
 } JitprofLinkerKind;
+
+/*
+ * values of jitprof.llvm_plugins (a comparison aid, doc/perf.md): which of
+ * LLVM's own ORC plugins (LLVM 19 and later) jitprof_llvm.so attaches to
+ * its JITLink layer, besides jitprof's sinks.  A bit set.
+ */
+typedef enum JitprofLlvmPlugins
+{
+	JP_LLVM_PLUGINS_OFF = 0,
+	JP_LLVM_PLUGINS_PERF = 1,	/* PerfSupportPlugin: a jitdump of LLVM's */
+	JP_LLVM_PLUGINS_DEBUGGER = 2,	/* DebugObjectManagerPlugin: gdb */
+	JP_LLVM_PLUGINS_BOTH = 3
+} JitprofLlvmPlugins;
 
 /*
  * One row of a function's step table (issue 12): the code from "offset"
@@ -153,6 +166,8 @@ typedef struct JitprofCoreTable
 	void		(*register_sink) (const struct JitprofSink *sink);
 	bool		(*stable_name) (const char *llvm_name, char *buf, size_t len);
 	void		(*linker_fallback) (const char *reason);
+	/* one of LLVM's plugins could not be attached: a WARNING */
+	void		(*llvm_plugin_failed) (const char *plugin, const char *reason);
 
 	/* GUCs (jitprof.c) */
 	const int  *linker;			/* jitprof.linker, a JitprofLinkerKind */
@@ -160,6 +175,7 @@ typedef struct JitprofCoreTable
 	const bool *gdb;			/* jitprof.gdb */
 	const int  *code_arena_max_size;	/* jitprof.code_arena_max_size, kB */
 	const bool *steps;			/* jitprof.steps */
+	const int  *llvm_plugins;	/* jitprof.llvm_plugins, JitprofLlvmPlugins */
 	/* steps.c: this backend's step file (absolute path), or NULL */
 	const char *(*steps_file_path) (void);
 	/* sink_jitdump.c: should the linker collect unwinding information? */

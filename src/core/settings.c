@@ -27,6 +27,7 @@ bool		jitprof_debug_fail_link = false;
 bool		jitprof_gdb = false;
 int			jitprof_code_arena_max_size = 1024 * 1024;	/* kB */
 bool		jitprof_steps = false;
+int			jitprof_llvm_plugins = JP_LLVM_PLUGINS_OFF;
 bool		jitprof_perf_jitdump = false;
 char	   *jitprof_jitdump_dir = NULL;
 bool		jitprof_jitdump_unwinding = true;
@@ -38,6 +39,14 @@ bool		jitprof_preloaded = false;
 static const struct config_enum_entry linker_options[] = {
 	{"jitlink", JP_LINKER_JITLINK, false},
 	{"rtdyld", JP_LINKER_RTDYLD, false},
+	{NULL, 0, false}
+};
+
+static const struct config_enum_entry llvm_plugins_options[] = {
+	{"off", JP_LLVM_PLUGINS_OFF, false},
+	{"perf", JP_LLVM_PLUGINS_PERF, false},
+	{"debugger", JP_LLVM_PLUGINS_DEBUGGER, false},
+	{"perf_debugger", JP_LLVM_PLUGINS_BOTH, false},
 	{NULL, 0, false}
 };
 
@@ -78,6 +87,17 @@ jp_settings_init(void)
 							 linker_options,
 							 PGC_SUSET,
 							 0,
+							 NULL, NULL, NULL);
+
+	DefineCustomEnumVariable("jitprof.llvm_plugins",
+							 "Also attaches LLVM's own perf and debugger plugins to JITLink (a comparison aid).",
+							 "off, perf, debugger or perf_debugger; needs LLVM 19 or later.  Read when a backend first "
+							 "compiles JIT code; jitprof's own sinks work as set (doc/perf.md).",
+							 &jitprof_llvm_plugins,
+							 JP_LLVM_PLUGINS_OFF,
+							 llvm_plugins_options,
+							 PGC_SUSET,
+							 GUC_NOT_IN_SAMPLE,
 							 NULL, NULL, NULL);
 
 	DefineCustomIntVariable("jitprof.code_arena_max_size",

@@ -272,6 +272,28 @@ jp_registry_linker_fallback(const char *reason)
 					 "jitprof_status counts such objects as rtdyld_fallbacks.")));
 }
 
+/*
+ * jitprof.llvm_plugins asked for one of LLVM's plugins and it could not be
+ * attached (or this LLVM has none): the code is linked without it, and
+ * jitprof's own sinks work as set.  Once per backend and plugin.
+ */
+void
+jp_registry_llvm_plugin_failed(const char *plugin, const char *reason)
+{
+	static bool warned_perf = false;
+	static bool warned_debugger = false;
+	bool	   *warned = strcmp(plugin, "PerfSupportPlugin") == 0 ?
+	&warned_perf : &warned_debugger;
+
+	if (*warned)
+		return;
+	*warned = true;
+	ereport(WARNING,
+			(errmsg("LLVM's %s could not be attached, JIT code is linked without it", plugin),
+			 errdetail_internal("%s", reason),
+			 errhint("Set jitprof.llvm_plugins to \"off\", and use jitprof.perf_jitdump and jitprof.gdb instead.")));
+}
+
 void
 jp_registry_link_failed(void)
 {

@@ -50,6 +50,7 @@ extern "C"
 #include "llvm/code_arena.h"
 #include "llvm/eh_frame.h"
 #include "llvm/llvm_compat.h"
+#include "llvm/llvm_plugins.h"
 
 #include "llvm-c/Error.h"
 #include "llvm-c/OrcEE.h"
@@ -538,6 +539,15 @@ public:
     Kept[MR] = std::move(O);
   }
 
+  // The object kept for MR, or an empty buffer.
+  MemoryBufferRef find(MaterializationResponsibility *MR) {
+    std::lock_guard<std::mutex> Lock(M);
+    auto I = Kept.find(MR);
+    if (I == Kept.end())
+      return MemoryBufferRef();
+    return I->second->getMemBufferRef();
+  }
+
   void modifyPassConfig(MaterializationResponsibility &MR,
                         jitlink::LinkGraph &G,
                         jitlink::PassConfiguration &Config) override {}
@@ -676,6 +686,12 @@ ObjectLayer *createJitprofLayer(LLVMOrcExecutionSessionRef ES) {
   JITLink->addPlugin(std::make_unique<JitprofPlugin>());
   if (EHFrames)
     JITLink->addPlugin(std::move(*EHFrames));
+  // LLVM's own perf and debugger plugins, for comparison (llvm_plugins.cpp)
+  if (*jp_core->llvm_plugins != JP_LLVM_PLUGINS_OFF)
+    jitprof::addLLVMPlugins(*JITLink, Session,
+                            [&BuffersRef](MaterializationResponsibility &MR) {
+                              return BuffersRef.find(&MR);
+                            });
   LinkerInUse = JP_LINKER_JITLINK;
   return new JitprofObjectLayer(Session, std::move(JITLink), BuffersRef,
                                 std::unique_ptr<ObjectLayer>(RTDyld));

@@ -21,11 +21,15 @@
 #include "llvm/ExecutionEngine/Orc/EHFrameRegistrationPlugin.h"
 #endif
 #if LLVM_VERSION_MAJOR >= 19
+#include "llvm/ExecutionEngine/Orc/DebugObjectManagerPlugin.h"
+#include "llvm/ExecutionEngine/Orc/Debugging/PerfSupportPlugin.h"
+#include "llvm/ExecutionEngine/Orc/EPCDebugObjectRegistrar.h"
 #include "llvm/ExecutionEngine/Orc/Shared/MemoryFlags.h"
 #else
 #include "llvm/ExecutionEngine/JITLink/MemoryFlags.h"
 #endif
 
+#include <functional>
 #include <memory>
 #include <optional>
 #include <vector>
@@ -159,6 +163,122 @@ runFinalizeActions(llvm::orc::shared::AllocActions &AAs) {
 inline llvm::Error runDeallocActions(
     llvm::ArrayRef<llvm::orc::shared::WrapperFunctionCall> DAs) {
   return llvm::orc::shared::runDeallocActions(DAs);
+}
+#endif
+
+// LLVM's own ORC plugins for perf and debuggers (jitprof.llvm_plugins, a
+// comparison aid: llvm_plugins.cpp).  ORC's PerfSupportPlugin and
+// DebugObjectManagerPlugin as LLVM 19 and later ship them; earlier releases
+// have no perf plugin, and LLVM 14's debugger plugin has another interface,
+// so there these report an error and the code is linked without them.
+//
+// The perf plugin calls its start and end functions from its constructor
+// and destructor (through the executor, in process here: llvmjit's LLJITs
+// use SelfExecutorProcessControl), and writes each object's records with an
+// allocation action that calls Impl.
+using InputObjectFn =
+    std::function<llvm::MemoryBufferRef(llvm::orc::MaterializationResponsibility &)>;
+
+#if LLVM_VERSION_MAJOR >= 19
+// Whether this LLVM has the plugin Which: success, or why not.
+inline llvm::Error orcPluginAvailable(const char *Which) {
+  return llvm::Error::success();
+}
+
+inline llvm::Expected<std::unique_ptr<llvm::orc::ObjectLinkingLayer::Plugin>>
+createPerfSupportPlugin(llvm::orc::ExecutorProcessControl &EPC,
+                        llvm::orc::ExecutorAddr Start,
+                        llvm::orc::ExecutorAddr End,
+                        llvm::orc::ExecutorAddr Impl, bool DebugInfo,
+                        bool UnwindInfo) {
+  return std::make_unique<llvm::orc::PerfSupportPlugin>(
+      EPC, Start, End, Impl, DebugInfo, UnwindInfo);
+}
+
+// The debugger plugin copies each object from the buffer ObjectLinkingLayer
+// hands it when linking starts; jitprof hands JITLink a link graph it has
+// built already (linker.cpp), whose buffer then arrives empty, so this
+// adapter supplies it (InputOf) and forwards everything else.
+class DebuggerPluginAdapter : public llvm::orc::ObjectLinkingLayer::Plugin {
+public:
+  DebuggerPluginAdapter(
+      std::unique_ptr<llvm::orc::DebugObjectManagerPlugin> P,
+      InputObjectFn InputOf)
+      : P(std::move(P)), InputOf(std::move(InputOf)) {}
+
+  void notifyMaterializing(llvm::orc::MaterializationResponsibility &MR,
+                           llvm::jitlink::LinkGraph &G,
+                           llvm::jitlink::JITLinkContext &Ctx,
+                           llvm::MemoryBufferRef InputObject) override {
+    if (InputObject.getBufferSize() == 0)
+      InputObject = InputOf(MR);
+    if (InputObject.getBufferSize() != 0)
+      P->notifyMaterializing(MR, G, Ctx, InputObject);
+  }
+  void modifyPassConfig(llvm::orc::MaterializationResponsibility &MR,
+                        llvm::jitlink::LinkGraph &G,
+                        llvm::jitlink::PassConfiguration &Config) override {
+    P->modifyPassConfig(MR, G, Config);
+  }
+  llvm::Error
+  notifyEmitted(llvm::orc::MaterializationResponsibility &MR) override {
+    return P->notifyEmitted(MR);
+  }
+  llvm::Error
+  notifyFailed(llvm::orc::MaterializationResponsibility &MR) override {
+    return P->notifyFailed(MR);
+  }
+  llvm::Error notifyRemovingResources(llvm::orc::JITDylib &JD,
+                                      llvm::orc::ResourceKey K) override {
+    return P->notifyRemovingResources(JD, K);
+  }
+  void notifyTransferringResources(llvm::orc::JITDylib &JD,
+                                   llvm::orc::ResourceKey DstKey,
+                                   llvm::orc::ResourceKey SrcKey) override {
+    P->notifyTransferringResources(JD, DstKey, SrcKey);
+  }
+
+private:
+  std::unique_ptr<llvm::orc::DebugObjectManagerPlugin> P;
+  InputObjectFn InputOf;
+};
+
+// Registers every object, with or without DWARF (llvmjit's have none unless
+// jitprof.steps is on), through Register, the executor's
+// llvm_orc_registerJITLoaderGDBWrapper.
+inline llvm::Expected<std::unique_ptr<llvm::orc::ObjectLinkingLayer::Plugin>>
+createDebuggerPlugin(llvm::orc::ExecutionSession &ES,
+                     llvm::orc::ExecutorAddr Register,
+                     InputObjectFn InputOf) {
+  auto P = std::make_unique<llvm::orc::DebugObjectManagerPlugin>(
+      ES, std::make_unique<llvm::orc::EPCDebugObjectRegistrar>(ES, Register),
+      /* RequireDebugSections */ false, /* AutoRegisterCode */ true);
+  return std::make_unique<DebuggerPluginAdapter>(std::move(P),
+                                                 std::move(InputOf));
+}
+#else
+inline llvm::Error orcPluginAvailable(const char *Which) {
+  return llvm::createStringError(llvm::inconvertibleErrorCode(),
+                                 "LLVM %s has no %s usable here: it needs "
+                                 "LLVM 19 or later",
+                                 static_cast<const char *>(LLVM_VERSION_STRING),
+                                 Which);
+}
+
+inline llvm::Expected<std::unique_ptr<llvm::orc::ObjectLinkingLayer::Plugin>>
+createPerfSupportPlugin(llvm::orc::ExecutorProcessControl &EPC,
+                        llvm::orc::ExecutorAddr Start,
+                        llvm::orc::ExecutorAddr End,
+                        llvm::orc::ExecutorAddr Impl, bool DebugInfo,
+                        bool UnwindInfo) {
+  return orcPluginAvailable("PerfSupportPlugin");
+}
+
+inline llvm::Expected<std::unique_ptr<llvm::orc::ObjectLinkingLayer::Plugin>>
+createDebuggerPlugin(llvm::orc::ExecutionSession &ES,
+                     llvm::orc::ExecutorAddr Register,
+                     InputObjectFn InputOf) {
+  return orcPluginAvailable("DebugObjectManagerPlugin");
 }
 #endif
 

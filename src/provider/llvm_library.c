@@ -38,11 +38,13 @@ static const JitprofCoreTable core_table = {
 	.register_sink = jp_registry_register_sink,
 	.stable_name = jp_registry_stable_name,
 	.linker_fallback = jp_registry_linker_fallback,
+	.llvm_plugin_failed = jp_registry_llvm_plugin_failed,
 	.linker = &jitprof_linker,
 	.debug_fail_link = &jitprof_debug_fail_link,
 	.gdb = &jitprof_gdb,
 	.code_arena_max_size = &jitprof_code_arena_max_size,
 	.steps = &jitprof_steps,
+	.llvm_plugins = &jitprof_llvm_plugins,
 	.steps_file_path = jp_steps_file_path,
 	.unwind_wanted = jp_jitdump_unwind_wanted,
 };
