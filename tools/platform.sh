@@ -133,11 +133,16 @@ provision() {
 		echo "jitprof: removing the unfinished chroot $dir"
 		rm -rf "$dir"
 	fi
-	if ! command -v debootstrap >/dev/null; then
-		echo "jitprof: installing debootstrap"
-		apt-get update -qq
-		DEBIAN_FRONTEND=noninteractive apt-get install -y -qq debootstrap zstd >/dev/null
-	fi
+	# two chroots made at once (tools/test.sh prepares them in the
+	# background) must not run apt on the host side by side
+	(
+		flock 8
+		if ! command -v debootstrap >/dev/null; then
+			echo "jitprof: installing debootstrap"
+			apt-get update -qq
+			DEBIAN_FRONTEND=noninteractive apt-get install -y -qq debootstrap zstd >/dev/null
+		fi
+	) 8>/var/lock/jitprof-host-apt.lock
 	echo "jitprof: debootstrap $release from $mirror into $dir"
 	mkdir -p "$(dirname "$dir")"
 	debootstrap --variant=minbase "$release" "$dir" "$mirror" $script >"$dir.debootstrap.log" 2>&1 || {

@@ -95,8 +95,12 @@ if [ -n "${JITPROF_PLATFORMS:-}" ] && [ "$(id -u)" = 0 ]; then
 	prepare_start=$SECONDS
 	for platform in $JITPROF_PLATFORMS; do
 		echo "== platform $platform: preparing its chroot in the background"
-		"$here"/platform.sh "$platform" --run tools/deps.sh \
-			>"$work/prepare-$platform.log" 2>&1 &
+		(
+			rc=0
+			"$here"/platform.sh "$platform" --run tools/deps.sh \
+				>"$work/prepare-$platform.log" 2>&1 || rc=$?
+			echo "$rc" >"$work/prepare-$platform.status"
+		) &
 		preparing[$platform]=$!
 	done
 fi
@@ -410,9 +414,10 @@ if [ -n "${JITPROF_PLATFORMS:-}" ]; then
 	summaries=("host ($(pg_config --version)): ${here_summary#jitprof: }")
 	for platform in $JITPROF_PLATFORMS; do
 		if [ -n "${preparing[$platform]:-}" ]; then
-			prepared=0
-			wait "${preparing[$platform]}" || prepared=$?
-			echo "== platform $platform: chroot prepared (exit status $prepared, $((SECONDS - prepare_start)) s after the start)"
+			# bash may have reaped it already: its status is in the file
+			wait "${preparing[$platform]}" 2>/dev/null || true
+			prepared=$(cat "$work/prepare-$platform.status" 2>/dev/null || echo "unknown")
+			echo "== platform $platform: chroot ready $((SECONDS - prepare_start)) s after the start (its preparation's exit status: $prepared)"
 			# a failed preparation is reported; the run below retries it
 			[ "$prepared" = 0 ] || tail -20 "$work/prepare-$platform.log"
 		fi
