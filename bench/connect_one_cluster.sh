@@ -86,7 +86,7 @@ done
 
 echo
 echo "medians over $rounds rounds (cpu: backends' CPU time per connection)"
-printf "%-8s %10s %12s %12s %12s\n" config tps "cpu us" "tps/stock" "stock cpu/cpu"
+printf "%-8s %10s %12s %12s %12s\n" config tps "cpu us" "tps/stock" "perCPU/stock"
 st=$(echo "${tps[stock]}" | tr ' ' '\n' | grep . | median)
 sc=$(echo "${cpu[stock]}" | tr ' ' '\n' | grep . | median)
 for c in "${configs[@]}"; do
@@ -97,4 +97,6 @@ for c in "${configs[@]}"; do
 		"$(awk -v a="$sc" -v b="$mc" 'BEGIN {print a / b}')"
 done
 echo "(CPU per connection is measured in clock ticks of 10 ms summed over all"
-echo " connections of a run, so a run of 1,000 connections resolves 10 us)"
+echo " connections of a run, so a run of 1,000 connections resolves 10 us;"
+echo " ratios are jitprof / stock, higher is better: tps/stock of tps, perCPU/stock"
+echo " of connections per CPU second, i.e. stock CPU per connection / jitprof's)"

@@ -33,7 +33,7 @@ as_pg_user "$PG_BINDIR"/pg_ctl -D "$work/data" -l "$work/log" -w start >/dev/nul
 
 so=$work/jp_nodewrap.so
 $(pg_config --cc) $(pg_config --cppflags) $(pg_config --cflags) $(pg_config --cflags_sl) \
-	-I"$(pg_config --includedir-server)" -shared -o "$so" "$TOP"/test/modules/jp_nodewrap.c
+	-I"$(pg_config --includedir-server)" -I"$TOP"/src -shared -o "$so" "$TOP"/test/modules/jp_nodewrap.c
 chown "$PG_OS_USER" "$so"
 
 psql_() {

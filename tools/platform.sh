@@ -216,7 +216,7 @@ envs=(PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin
 	HOME=/root LANG=C.UTF-8 JITPROF_PLATFORM="$release")
 while IFS='=' read -r name _; do
 	case $name in
-		JITPROF_PGTREE | JITPROF_PLATFORMS | JITPROF_CHROOT_* | JITPROF_MIRROR | JITPROF_SECURITY_MIRROR) ;;
+		JITPROF_PGTREE | JITPROF_PLATFORMS | JITPROF_PACKAGE_LEGS | JITPROF_CHROOT_* | JITPROF_MIRROR | JITPROF_SECURITY_MIRROR) ;;
 		JITPROF_*) envs+=("$name=${!name}") ;;
 	esac
 done < <(env)

@@ -18,8 +18,12 @@
 # server maps exactly those files (the same inodes).
 #
 # JITPROF_PLATFORMS="trixie forky" then runs the same tests on each of those
-# Debian releases, in its chroot (tools/platform.sh); the last line adds up
-# all platforms, and each platform's own is printed before it.
+# Debian releases, in its chroot (tools/platform.sh), and
+# JITPROF_PACKAGE_LEGS="bookworm trixie forky" then builds each release's
+# packages in its chroot, installs them and runs the pg_regress suites
+# against the installed files (tools/package.sh RELEASE --test regress).
+# Each such leg prints its own summary line, and the last line adds up
+# every leg.
 #
 # Results are counted in units: a unit is one pg_regress suite (a name in
 # the Makefile's REGRESS), one TAP file, check_layers (the include rules
@@ -86,22 +90,22 @@ cleanup() {
 }
 trap cleanup EXIT
 
-# The other platforms' chroots are made and provisioned (debootstrap,
+# The chroots of the other legs are made and provisioned (debootstrap,
 # tools/deps.sh inside) in the background while this machine's tests run:
-# that work waits on the network and the disk, and each platform's tests
-# then start at once.  tools/platform.sh's lock on the chroot orders the
-# two runs.
-if [ -n "${JITPROF_PLATFORMS:-}" ] && [ "$(id -u)" = 0 ]; then
+# that work waits on the network and the disk, and each leg then starts at
+# once.  tools/platform.sh's lock on the chroot orders the two runs.
+chroot_releases=$(printf '%s\n' ${JITPROF_PLATFORMS:-} ${JITPROF_PACKAGE_LEGS:-} | awk '!seen[$0]++')
+if [ -n "$chroot_releases" ] && [ "$(id -u)" = 0 ]; then
 	prepare_start=$SECONDS
-	for platform in $JITPROF_PLATFORMS; do
-		echo "== platform $platform: preparing its chroot in the background"
+	for release in $chroot_releases; do
+		echo "== $release: preparing its chroot in the background"
 		(
 			rc=0
-			"$here"/platform.sh "$platform" --run tools/deps.sh \
-				>"$work/prepare-$platform.log" 2>&1 || rc=$?
-			echo "$rc" >"$work/prepare-$platform.status"
+			"$here"/platform.sh "$release" --run tools/deps.sh \
+				>"$work/prepare-$release.log" 2>&1 || rc=$?
+			echo "$rc" >"$work/prepare-$release.status"
 		) &
-		preparing[$platform]=$!
+		preparing[$release]=$!
 	done
 fi
 
@@ -408,42 +412,58 @@ if [ "$what" = all ] || [ "$what" = tap ]; then
 	done
 fi
 
-# The other platforms, each in its chroot, with the same arguments.
-if [ -n "${JITPROF_PLATFORMS:-}" ]; then
+# wait_chroot RELEASE: waits for that release's chroot preparation, if one
+# was started, and reports it; a failed one is retried by the leg itself.
+wait_chroot() {
+	[ -n "${preparing[$1]:-}" ] || return 0
+	# bash may have reaped it already: its status is in the file
+	wait "${preparing[$1]}" 2>/dev/null || true
+	unset "preparing[$1]"
+	local prepared
+	prepared=$(cat "$work/prepare-$1.status" 2>/dev/null || echo "unknown")
+	echo "== $1: chroot ready $((SECONDS - prepare_start)) s after the start (its preparation's exit status: $prepared)"
+	[ "$prepared" = 0 ] || tail -20 "$work/prepare-$1.log"
+}
+
+# leg NAME COMMAND...: runs another leg's suite and adds the counts of its
+# summary line to this run's; no summary line is one failed unit.
+leg() {
+	local name=$1 log="$work/leg-${1// /-}.log" leg_status=0 line p f k
+	shift
+	echo "== $name ($*)"
+	"$@" 2>&1 | tee "$log" || leg_status=$?
+	line=$(grep -E '^jitprof: [0-9]+ passed, [0-9]+ failed, [0-9]+ skipped$' "$log" | tail -n 1 || true)
+	if [ -z "$line" ]; then
+		count "$name" failed "${1##*/} $2 gave no summary (exit status $leg_status)"
+		summaries+=("$name: no summary")
+		return
+	fi
+	read -r p f k < <(sed -E 's/^jitprof: ([0-9]+) passed, ([0-9]+) failed, ([0-9]+) skipped$/\1 \2 \3/' <<<"$line")
+	passed=$((passed + p))
+	failed=$((failed + f))
+	skipped=$((skipped + k))
+	if [ "$leg_status" != 0 ]; then
+		status=1
+		[ "$f" -gt 0 ] || count "$name" failed "${1##*/} $2 exited with status $leg_status"
+	fi
+	summaries+=("$name: ${line#jitprof: }")
+}
+
+# The other legs: each platform in its chroot with the same arguments, then
+# each release's packages.
+if [ -n "$chroot_releases" ]; then
 	here_summary="jitprof: $passed passed, $failed failed, $skipped skipped"
-	summaries=("host ($(pg_config --version)): ${here_summary#jitprof: }")
-	for platform in $JITPROF_PLATFORMS; do
-		if [ -n "${preparing[$platform]:-}" ]; then
-			# bash may have reaped it already: its status is in the file
-			wait "${preparing[$platform]}" 2>/dev/null || true
-			prepared=$(cat "$work/prepare-$platform.status" 2>/dev/null || echo "unknown")
-			echo "== platform $platform: chroot ready $((SECONDS - prepare_start)) s after the start (its preparation's exit status: $prepared)"
-			# a failed preparation is reported; the run below retries it
-			[ "$prepared" = 0 ] || tail -20 "$work/prepare-$platform.log"
-		fi
-		echo "== platform $platform (tools/platform.sh)"
-		log="$work/platform-$platform.log"
-		platform_status=0
-		"$here"/platform.sh "$platform" "$what" "$@" 2>&1 | tee "$log" ||
-			platform_status=$?
-		line=$(grep -E '^jitprof: [0-9]+ passed, [0-9]+ failed, [0-9]+ skipped$' "$log" | tail -n 1 || true)
-		if [ -z "$line" ]; then
-			count "platform $platform" failed "tools/platform.sh $platform gave no summary (exit status $platform_status)"
-			summaries+=("$platform: no summary")
-			continue
-		fi
-		read -r p f k < <(sed -E 's/^jitprof: ([0-9]+) passed, ([0-9]+) failed, ([0-9]+) skipped$/\1 \2 \3/' <<<"$line")
-		passed=$((passed + p))
-		failed=$((failed + f))
-		skipped=$((skipped + k))
-		if [ "$platform_status" != 0 ]; then
-			status=1
-			[ "$f" -gt 0 ] || count "platform $platform" failed "tools/platform.sh $platform exited with status $platform_status"
-		fi
-		summaries+=("$platform: ${line#jitprof: }")
+	summaries=("platform host ($(pg_config --version)): ${here_summary#jitprof: }")
+	for platform in ${JITPROF_PLATFORMS:-}; do
+		wait_chroot "$platform"
+		leg "platform $platform" "$here"/platform.sh "$platform" "$what" "$@"
+	done
+	for release in ${JITPROF_PACKAGE_LEGS:-}; do
+		wait_chroot "$release"
+		leg "package $release" "$here"/package.sh "$release" --test regress
 	done
 	for line in "${summaries[@]}"; do
-		echo "jitprof: platform $line"
+		echo "jitprof: $line"
 	done
 fi
 

@@ -35,7 +35,7 @@
 #include <stdint.h>
 
 /* bump when either table changes: the two libraries are built together */
-#define JP_LLVM_ABI_VERSION 5
+#define JP_LLVM_ABI_VERSION 6
 
 /* name of the library (in $libdir) and of its one exported function */
 #define JP_LLVM_LIBRARY		"jitprof_llvm"
@@ -166,8 +166,8 @@ typedef struct JitprofCoreTable
 	void		(*register_sink) (const struct JitprofSink *sink);
 	bool		(*stable_name) (const char *llvm_name, char *buf, size_t len);
 	void		(*linker_fallback) (const char *reason);
-	/* one of LLVM's plugins could not be attached: a WARNING */
-	void		(*llvm_plugin_failed) (const char *plugin, const char *reason);
+	/* one of LLVM's plugins (a JitprofLlvmPlugins bit) could not be attached */
+	void		(*llvm_plugin_failed) (int plugin, const char *reason);
 
 	/* GUCs (jitprof.c) */
 	const int  *linker;			/* jitprof.linker, a JitprofLinkerKind */

@@ -31,8 +31,7 @@ extern void jp_registry_link_error(const char *message);
 extern bool jp_registry_stable_name(const char *llvm_name, char *buf,
 									size_t len);
 extern void jp_registry_linker_fallback(const char *reason);
-extern void jp_registry_llvm_plugin_failed(const char *plugin,
-										   const char *reason);
+extern void jp_registry_llvm_plugin_failed(int plugin, const char *reason);
 extern void jp_registry_register_sink(const JitprofSink *sink);
 extern int	jp_registry_recent_count(void);
 extern const JitprofFunction *jp_registry_recent_function(int i, bool *live);

@@ -278,18 +278,17 @@ jp_registry_linker_fallback(const char *reason)
  * jitprof's own sinks work as set.  Once per backend and plugin.
  */
 void
-jp_registry_llvm_plugin_failed(const char *plugin, const char *reason)
+jp_registry_llvm_plugin_failed(int plugin, const char *reason)
 {
-	static bool warned_perf = false;
-	static bool warned_debugger = false;
-	bool	   *warned = strcmp(plugin, "PerfSupportPlugin") == 0 ?
-	&warned_perf : &warned_debugger;
+	static int	warned = JP_LLVM_PLUGINS_OFF;	/* JitprofLlvmPlugins bits */
+	const char *name = plugin == JP_LLVM_PLUGINS_PERF ?
+	"PerfSupportPlugin" : "DebugObjectManagerPlugin";
 
-	if (*warned)
+	if (warned & plugin)
 		return;
-	*warned = true;
+	warned |= plugin;
 	ereport(WARNING,
-			(errmsg("LLVM's %s could not be attached, JIT code is linked without it", plugin),
+			(errmsg("LLVM's %s could not be attached, JIT code is linked without it", name),
 			 errdetail_internal("%s", reason),
 			 errhint("Set jitprof.llvm_plugins to \"off\", and use jitprof.perf_jitdump and jitprof.gdb instead.")));
 }

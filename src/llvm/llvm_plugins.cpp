@@ -90,7 +90,7 @@ ObjectLinkingLayer::Plugin *perfPlugin(ExecutionSession &ES) {
 
   auto Fail = [](Error E) {
     std::string Why = toString(std::move(E));
-    jp_core->llvm_plugin_failed("PerfSupportPlugin", Why.c_str());
+    jp_core->llvm_plugin_failed(JP_LLVM_PLUGINS_PERF, Why.c_str());
     return nullptr;
   };
   if (Error E = jitprof::orcPluginAvailable("PerfSupportPlugin"))
@@ -162,7 +162,7 @@ void jitprof::addLLVMPlugins(ObjectLinkingLayer &Layer, ExecutionSession &ES,
       Layer.addPlugin(std::move(*P));
     else {
       std::string Why = toString(P.takeError());
-      jp_core->llvm_plugin_failed("DebugObjectManagerPlugin", Why.c_str());
+      jp_core->llvm_plugin_failed(JP_LLVM_PLUGINS_DEBUGGER, Why.c_str());
     }
   }
 }
