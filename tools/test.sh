@@ -21,7 +21,8 @@
 # Debian releases, in its chroot (tools/platform.sh), and
 # JITPROF_PACKAGE_LEGS="bookworm trixie forky" then builds each release's
 # packages in its chroot, installs them and runs the pg_regress suites
-# against the installed files (tools/package.sh RELEASE --test regress).
+# against the installed files (tools/package.sh RELEASE --test regress);
+# RELEASE:all instead of RELEASE runs every unit against them.
 # Each such leg prints its own summary line, and the last line adds up
 # every leg.
 #
@@ -94,7 +95,8 @@ trap cleanup EXIT
 # tools/deps.sh inside) in the background while this machine's tests run:
 # that work waits on the network and the disk, and each leg then starts at
 # once.  tools/platform.sh's lock on the chroot orders the two runs.
-chroot_releases=$(printf '%s\n' ${JITPROF_PLATFORMS:-} ${JITPROF_PACKAGE_LEGS:-} | awk '!seen[$0]++')
+chroot_releases=$(printf '%s\n' ${JITPROF_PLATFORMS:-} ${JITPROF_PACKAGE_LEGS:-} |
+	sed 's/:.*//' | awk '!seen[$0]++')
 if [ -n "$chroot_releases" ] && [ "$(id -u)" = 0 ]; then
 	prepare_start=$SECONDS
 	for release in $chroot_releases; do
@@ -458,9 +460,18 @@ if [ -n "$chroot_releases" ]; then
 		wait_chroot "$platform"
 		leg "platform $platform" "$here"/platform.sh "$platform" "$what" "$@"
 	done
-	for release in ${JITPROF_PACKAGE_LEGS:-}; do
+	for package_leg in ${JITPROF_PACKAGE_LEGS:-}; do
+		release=${package_leg%%:*}
+		case $package_leg in
+			*:all) units=() ;;
+			*:*)
+				count "package $package_leg" failed "JITPROF_PACKAGE_LEGS takes RELEASE or RELEASE:all"
+				continue
+				;;
+			*) units=(regress) ;;
+		esac
 		wait_chroot "$release"
-		leg "package $release" "$here"/package.sh "$release" --test regress
+		leg "package $release" "$here"/package.sh "$release" --test ${units[@]+"${units[@]}"}
 	done
 	for line in "${summaries[@]}"; do
 		echo "jitprof: $line"

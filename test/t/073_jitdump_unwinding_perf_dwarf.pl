@@ -303,7 +303,12 @@ sub run_case
 	($ok, $report) = perf_run('report', '-i', "$tmp/$name.jit.data", '--stdio',
 		'--no-children', '-G', '--no-inline', '--sort', 'dso,sym', '--symbols', $qual);
 	ok($ok, "$name: perf report --no-children -G ran");
+	# what perf recorded and lost, for the log: under load the qual's
+	# sample count varies (89 to 1,605 on Debian testing)
+	my (undef, $stats) = perf_run('report', '--stats', '-i', "$tmp/$name.data");
+	my %events = $stats =~ /^\s*(\w+) events:\s+(\d+)/mg;
 	return {
+		events => join(', ', map { "$_ $events{$_}" } grep { /SAMPLE|LOST|THROTTLE/ } sort keys %events),
 		report => $report,
 		pid => $pid,
 		dump => $dump,
@@ -356,7 +361,7 @@ note sprintf('call site: 0x%x, %s at 0x%x (%s)', $site->{addr} // 0, $site->{fil
 my $on = run_case('on', 'on');
 my $in_qual = scalar @{ $on->{samples} };
 my $reach = grep { at_call_site($_, $site) } @{ $on->{samples} };
-diag "with unwinding: $reach of $in_qual qual samples reach the call site";
+diag "with unwinding: $reach of $in_qual qual samples reach the call site (perf's events: $on->{events})";
 my ($example) = grep { at_call_site($_, $site) } @{ $on->{samples} };
 $example //= $on->{samples}[0];
 note "example:\n$example->{text}" if $example;
