@@ -67,6 +67,14 @@ fi
 what=${1:-all}
 shift || true
 
+# a package leg is RELEASE or RELEASE:all; checked before any test runs
+for package_leg in ${JITPROF_PACKAGE_LEGS:-}; do
+	if ! [[ $package_leg =~ ^[a-z]+(:all)?$ ]]; then
+		echo "jitprof: JITPROF_PACKAGE_LEGS takes RELEASE or RELEASE:all, not \"$package_leg\"" >&2
+		exit 2
+	fi
+done
+
 installed=${JITPROF_INSTALLED:-}
 if [ -n "$installed" ] && [ -n "${JITPROF_PGTREE:-}" ]; then
 	echo "jitprof: JITPROF_INSTALLED tests the server's own directories, not a JITPROF_PGTREE copy" >&2
@@ -464,10 +472,6 @@ if [ -n "$chroot_releases" ]; then
 		release=${package_leg%%:*}
 		case $package_leg in
 			*:all) units=() ;;
-			*:*)
-				count "package $package_leg" failed "JITPROF_PACKAGE_LEGS takes RELEASE or RELEASE:all"
-				continue
-				;;
 			*) units=(regress) ;;
 		esac
 		wait_chroot "$release"
