@@ -31,9 +31,7 @@ max_parallel_workers_per_gather = 0
 shared_buffers = 256MB"
 as_pg_user "$PG_BINDIR"/pg_ctl -D "$work/data" -l "$work/log" -w start >/dev/null
 
-so=$work/jp_nodewrap.so
-$(pg_config --cc) $(pg_config --cppflags) $(pg_config --cflags) $(pg_config --cflags_sl) \
-	-I"$(pg_config --includedir-server)" -I"$TOP"/src -shared -o "$so" "$TOP"/test/modules/jp_nodewrap.c
+so=$("$TOP"/tools/build_test_module.sh jp_nodewrap "$work")
 chown "$PG_OS_USER" "$so"
 
 psql_() {

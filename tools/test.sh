@@ -67,11 +67,21 @@ fi
 what=${1:-all}
 shift || true
 
-# a package leg is RELEASE or RELEASE:all; checked before any test runs
+# a package leg is RELEASE or RELEASE:all, read here once, before any test
+# runs: package_releases[i] is its release, package_units[i] "regress" or
+# "all"
+package_releases=()
+package_units=()
 for package_leg in ${JITPROF_PACKAGE_LEGS:-}; do
-	if ! [[ $package_leg =~ ^[a-z]+(:all)?$ ]]; then
+	if ! [[ $package_leg =~ ^([a-z]+)(:all)?$ ]]; then
 		echo "jitprof: JITPROF_PACKAGE_LEGS takes RELEASE or RELEASE:all, not \"$package_leg\"" >&2
 		exit 2
+	fi
+	package_releases+=("${BASH_REMATCH[1]}")
+	if [ -n "${BASH_REMATCH[2]}" ]; then
+		package_units+=(all)
+	else
+		package_units+=(regress)
 	fi
 done
 
@@ -103,8 +113,8 @@ trap cleanup EXIT
 # tools/deps.sh inside) in the background while this machine's tests run:
 # that work waits on the network and the disk, and each leg then starts at
 # once.  tools/platform.sh's lock on the chroot orders the two runs.
-chroot_releases=$(printf '%s\n' ${JITPROF_PLATFORMS:-} ${JITPROF_PACKAGE_LEGS:-} |
-	sed 's/:.*//' | awk '!seen[$0]++')
+chroot_releases=$(printf '%s\n' ${JITPROF_PLATFORMS:-} ${package_releases[@]+"${package_releases[@]}"} |
+	awk 'NF && !seen[$0]++')
 if [ -n "$chroot_releases" ] && [ "$(id -u)" = 0 ]; then
 	prepare_start=$SECONDS
 	for release in $chroot_releases; do
@@ -468,12 +478,12 @@ if [ -n "$chroot_releases" ]; then
 		wait_chroot "$platform"
 		leg "platform $platform" "$here"/platform.sh "$platform" "$what" "$@"
 	done
-	for package_leg in ${JITPROF_PACKAGE_LEGS:-}; do
-		release=${package_leg%%:*}
-		case $package_leg in
-			*:all) units=() ;;
-			*) units=(regress) ;;
-		esac
+	for i in "${!package_releases[@]}"; do
+		release=${package_releases[$i]}
+		units=()
+		if [ "${package_units[$i]}" = regress ]; then
+			units=(regress)
+		fi
 		wait_chroot "$release"
 		leg "package $release" "$here"/package.sh "$release" --test ${units[@]+"${units[@]}"}
 	done

@@ -162,19 +162,8 @@ sub build_test_module
 {
 	my ($name, $dir, @extra) = @_;
 	my $src = $ENV{JITPROF_SRC} // '.';
-	# the pg_config of the installed headers (a private tree has none)
-	my $pg_config = $ENV{JITPROF_BUILD_PG_CONFIG} // 'pg_config';
-	my $pgc = sub {
-		my ($out) = run_command([ $pg_config, @_ ]);
-		chomp $out;
-		return split ' ', $out;
-	};
-	my @cmd = (
-		$pgc->('--cc'), $pgc->('--cppflags'), $pgc->('--cflags'),
-		$pgc->('--cflags_sl'), '-I' . join('', $pgc->('--includedir-server')),
-		"-I$src/src",
-		'-shared', '-o', "$dir/$name.so", "$src/test/modules/$name.c", @extra);
-	my ($stdout, $stderr) = run_command(\@cmd);
+	my ($stdout, $stderr) =
+	  run_command([ "$src/tools/build_test_module.sh", $name, $dir, @extra ]);
 	die "could not build test module $name: $stderr" unless -f "$dir/$name.so";
 	return "$dir/$name.so";
 }
