@@ -383,8 +383,6 @@ TODO:
 	  if $libdw_only;
 	cmp_ok($unwound, '>=', 0.8 * $in_qual, 'perf unwound at least 80% of the qual samples');
 }
-cmp_ok($reach, '>=', 0.8 * $unwound,
-	'at least 80% of the qual samples perf unwound reach its call site, the first frame outside JIT code');
 cmp_ok($on->{status}{jitdump_unwinding_records}, '>', 0, 'jitdump_unwinding_records counted');
 # -G (caller order) prints each chain from _start down to the sampled
 # function: the call site right above the qual, by name where the server's
@@ -476,6 +474,15 @@ diag sprintf('qual samples reaching the call site, with records: %d of %d in the
 	  . 'at rsp-based CFA; without: %d of %d, %d of %d',
 	$ton->{body}[1], $ton->{body}[0], $ton->{edge}[1], $ton->{edge}[0],
 	$toff->{body}[1], $toff->{body}[0], $toff->{edge}[1], $toff->{edge}[0]);
+# With the records, the samples where the qual's CFA is computed from rbp
+# reach the call site (perf 6.1 and 6.12 by the records, none without
+# them; perf 7.2 by the frame pointer).  The rsp-based offsets, 2 to 3% of
+# the samples, are checked on their own below: counted in here, on a perf
+# that unwinds few samples and skips those (perf 7.2 unwound 29 in ci46),
+# one sample could decide the 80%.
+cmp_ok($ton->{body}[1], '>=', 0.8 * $ton->{body}[0],
+	'at least 80% of the samples perf unwound in the qual\'s body reach its call site, '
+	  . 'the first frame outside JIT code');
 cmp_ok(scalar @{ $off->{samples} }, '>=', 50, 'control: perf sampled the JIT qual');
 # With perf 7.2 (libdw) the records change nothing: samples at the
 # rsp-based offsets skip the call site with them as without them
