@@ -13,6 +13,14 @@
 #
 #   [BEFORE_PGTREE=/work/pgtree-old] bench/connect_one_cluster.sh [ROUNDS [CONNECTIONS]]
 #
+# WORKLOAD=prepared measures the per-statement cost on the same one data
+# directory instead: one connection runs COUNT select-only transactions
+# (pgbench -S -M prepared; COUNT defaults to 100000), and the CPU is per
+# transaction.  It is bench/oltp.sh's prepared workload without the bias
+# of separate clusters.  QUERY_ID=1 adds a configuration "qid": stock with
+# compute_query_id = on, which jitprof turns on (EnableQueryId), to tell
+# that cost from jitprof's own.
+#
 # BEFORE_PGTREE: an installation tree of another build, e.g. made with
 #   git worktree add /tmp/jitprof-old <commit>
 #   (cd /tmp/jitprof-old && JITPROF_PGTREE=/work/pgtree-old bash -c '. tools/common.sh && build_and_install')
@@ -26,7 +34,22 @@
 set -euo pipefail
 
 rounds=${1:-6}
-connections=${2:-1000}
+case ${WORKLOAD:-connect} in
+connect)
+	connections=${2:-1000}
+	pgbench_args=(-S -C)
+	unit=connection
+	;;
+prepared)
+	connections=${2:-100000}
+	pgbench_args=(-S -M prepared)
+	unit=transaction
+	;;
+*)
+	echo "bench/connect_one_cluster.sh: WORKLOAD must be connect or prepared, not \"$WORKLOAD\"" >&2
+	exit 2
+	;;
+esac
 
 here=$(cd "$(dirname "$0")" && pwd)
 . "$here"/../tools/common.sh
@@ -45,6 +68,10 @@ configs=(stock jitprof)
 declare -A opts
 opts[stock]="-c shared_preload_libraries= -c jit_provider=llvmjit"
 opts[jitprof]="-c shared_preload_libraries=jitprof -c jit_provider=jitprof -c jitprof.save=off"
+if [ -n "${QUERY_ID:-}" ]; then
+	configs+=(qid)
+	opts[qid]="${opts[stock]} -c compute_query_id=on"
+fi
 if [ -n "${BEFORE_PGTREE:-}" ]; then
 	# the other build's libraries, in a directory of their own
 	mkdir -p "$work/before"
@@ -62,7 +89,7 @@ as_pg_user "$PG_BINDIR"/pg_ctl -D "$data" -m fast stop >/dev/null
 median() { sort -g | awk '{v[NR] = $1} END {print (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2}'; }
 declare -A tps cpu
 n=${#configs[@]}
-echo "pgbench -S -C -c 1, $connections connections per run, $rounds rounds, one data directory"
+echo "pgbench ${pgbench_args[*]} -c 1, $connections ${unit}s per run, $rounds rounds, one data directory"
 for r in $(seq 1 "$rounds"); do
 	line="round $r:"
 	for k in $(seq 0 $((n - 1))); do
@@ -70,7 +97,7 @@ for r in $(seq 1 "$rounds"); do
 		as_pg_user "$PG_BINDIR"/pg_ctl -D "$data" -l "$work/log" -o "${opts[$c]}" -w start >/dev/null
 		pm=$(head -1 "$data/postmaster.pid")
 		before=$(awk '{print $16 + $17}' "/proc/$pm/stat")
-		out=$(as_pg_user "$PG_BINDIR"/pgbench -n -S -C -c 1 -t "$connections" -h "$work" -p "$PG_PORT" postgres 2>&1)
+		out=$(as_pg_user "$PG_BINDIR"/pgbench -n "${pgbench_args[@]}" -c 1 -t "$connections" -h "$work" -p "$PG_PORT" postgres 2>&1)
 		sleep 0.5
 		after=$(awk '{print $16 + $17}' "/proc/$pm/stat")
 		as_pg_user "$PG_BINDIR"/pg_ctl -D "$data" -m fast stop >/dev/null
@@ -85,7 +112,7 @@ for r in $(seq 1 "$rounds"); do
 done
 
 echo
-echo "medians over $rounds rounds (cpu: backends' CPU time per connection)"
+echo "medians over $rounds rounds (cpu: backends' CPU time per $unit)"
 printf "%-8s %10s %12s %12s %12s\n" config tps "cpu us" "tps/stock" "perCPU/stock"
 st=$(echo "${tps[stock]}" | tr ' ' '\n' | grep . | median)
 sc=$(echo "${cpu[stock]}" | tr ' ' '\n' | grep . | median)
@@ -96,7 +123,7 @@ for c in "${configs[@]}"; do
 		"$(awk -v a="$mt" -v b="$st" 'BEGIN {print a / b}')" \
 		"$(awk -v a="$sc" -v b="$mc" 'BEGIN {print a / b}')"
 done
-echo "(CPU per connection is measured in clock ticks of 10 ms summed over all"
-echo " connections of a run, so a run of 1,000 connections resolves 10 us;"
+echo "(CPU per $unit is measured in clock ticks of 10 ms summed over all"
+echo " ${unit}s of a run, so a run of 1,000 resolves 10 us, of 100,000 0.1 us;"
 echo " ratios are jitprof / stock, higher is better: tps/stock of tps, perCPU/stock"
-echo " of connections per CPU second, i.e. stock CPU per connection / jitprof's)"
+echo " of ${unit}s per CPU second, i.e. stock CPU per $unit / jitprof's)"
