@@ -2,7 +2,7 @@
 # Per-connection cost of preloading jitprof, measured on ONE cluster: the
 # same data directory is started in turn as stock PostgreSQL (no preload,
 # jit_provider = llvmjit), with this checkout's jitprof, and (optionally)
-# with another jitprof build, and each time pgbench opens CONNECTIONS
+# with another jitprof build, and each time pgbench opens COUNT
 # connections, one select-only transaction each (-S -C).  Separate
 # clusters carry a bias of their own (bench/oltp_before_after.sh run with
 # the same build on both sides differed by 2%); one data directory has
@@ -11,7 +11,9 @@
 # Prints the medians over ROUNDS rounds (configurations rotating) and the
 # ratios to stock.
 #
-#   [BEFORE_PGTREE=/work/pgtree-old] bench/connect_one_cluster.sh [ROUNDS [CONNECTIONS]]
+#   [BEFORE_PGTREE=/work/pgtree-old] bench/connect_one_cluster.sh [ROUNDS [COUNT]]
+#
+# COUNT is the connections per run (default 1000).
 #
 # WORKLOAD=prepared measures the per-statement cost on the same one data
 # directory instead: one connection runs COUNT select-only transactions
@@ -36,12 +38,12 @@ set -euo pipefail
 rounds=${1:-6}
 case ${WORKLOAD:-connect} in
 connect)
-	connections=${2:-1000}
+	count=${2:-1000}
 	pgbench_args=(-S -C)
 	unit=connection
 	;;
 prepared)
-	connections=${2:-100000}
+	count=${2:-100000}
 	pgbench_args=(-S -M prepared)
 	unit=transaction
 	;;
@@ -89,7 +91,7 @@ as_pg_user "$PG_BINDIR"/pg_ctl -D "$data" -m fast stop >/dev/null
 median() { sort -g | awk '{v[NR] = $1} END {print (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2}'; }
 declare -A tps cpu
 n=${#configs[@]}
-echo "pgbench ${pgbench_args[*]} -c 1, $connections ${unit}s per run, $rounds rounds, one data directory"
+echo "pgbench ${pgbench_args[*]} -c 1, $count ${unit}s per run, $rounds rounds, one data directory"
 for r in $(seq 1 "$rounds"); do
 	line="round $r:"
 	for k in $(seq 0 $((n - 1))); do
@@ -97,12 +99,12 @@ for r in $(seq 1 "$rounds"); do
 		as_pg_user "$PG_BINDIR"/pg_ctl -D "$data" -l "$work/log" -o "${opts[$c]}" -w start >/dev/null
 		pm=$(head -1 "$data/postmaster.pid")
 		before=$(awk '{print $16 + $17}' "/proc/$pm/stat")
-		out=$(as_pg_user "$PG_BINDIR"/pgbench -n "${pgbench_args[@]}" -c 1 -t "$connections" -h "$work" -p "$PG_PORT" postgres 2>&1)
+		out=$(as_pg_user "$PG_BINDIR"/pgbench -n "${pgbench_args[@]}" -c 1 -t "$count" -h "$work" -p "$PG_PORT" postgres 2>&1)
 		sleep 0.5
 		after=$(awk '{print $16 + $17}' "/proc/$pm/stat")
 		as_pg_user "$PG_BINDIR"/pg_ctl -D "$data" -m fast stop >/dev/null
 		t=$(echo "$out" | sed -n 's/^tps = \([0-9.]*\).*/\1/p')
-		u=$(awk -v d=$((after - before)) -v hz="$(getconf CLK_TCK)" -v n="$connections" \
+		u=$(awk -v d=$((after - before)) -v hz="$(getconf CLK_TCK)" -v n="$count" \
 			'BEGIN {printf "%.1f", d * 1000000 / hz / n}')
 		tps[$c]+="$t "
 		cpu[$c]+="$u "
