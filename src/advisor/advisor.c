@@ -283,6 +283,7 @@ advisor_shmem_request(void)
 }
 
 static JpAdvisorEntry *entry_find(const JpAdvisorKey *key, bool add);
+static void register_callbacks(void);
 
 /*
  * Fill the empty table from the saved file (advisor_file.c).  In the
@@ -523,6 +524,7 @@ jp_advisor_start(QueryDesc *queryDesc, int eflags, bool toplevel)
 	PlannedStmt *pstmt = queryDesc->plannedstmt;
 	OpenExec	o;
 
+	register_callbacks();
 	if (IsParallelWorker())
 	{
 		worker_start(queryDesc);
@@ -732,6 +734,23 @@ advisor_subxact_callback(SubXactEvent event, SubTransactionId mySubid,
 		forget_open();
 }
 
+/*
+ * Only an advised query needs the transaction callbacks, so a backend
+ * registers them when the advisor first sees one of its queries: work the
+ * advisor never sees pays nothing at commit.
+ */
+static void
+register_callbacks(void)
+{
+	static bool registered = false;
+
+	if (registered)
+		return;
+	RegisterXactCallback(advisor_xact_callback, NULL);
+	RegisterSubXactCallback(advisor_subxact_callback, NULL);
+	registered = true;
+}
+
 /* ------------------------------------------------------------------------
  * Reading
  * ------------------------------------------------------------------------
@@ -857,8 +876,6 @@ jp_advisor_init(void)
 							0,
 							NULL, NULL, NULL);
 
-	RegisterXactCallback(advisor_xact_callback, NULL);
-	RegisterSubXactCallback(advisor_subxact_callback, NULL);
 	prev_shmem_request_hook = shmem_request_hook;
 	shmem_request_hook = advisor_shmem_request;
 	prev_shmem_startup_hook = shmem_startup_hook;

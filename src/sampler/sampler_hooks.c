@@ -124,6 +124,8 @@ static ExecutorFinish_hook_type prev_ExecutorFinish = NULL;
 static ExecutorEnd_hook_type prev_ExecutorEnd = NULL;
 static ProcessUtility_hook_type prev_ProcessUtility = NULL;
 
+static void sampler_xact_callback(XactEvent event, void *arg);
+
 static inline uint32
 watch_hash(const PlanState *node)
 {
@@ -411,33 +413,39 @@ start_execution(QueryDesc *queryDesc, bool *restore)
 }
 
 static void
-sampler_ExecutorStart(QueryDesc *queryDesc, int eflags)
+next_ExecutorStart(QueryDesc *queryDesc, int eflags)
 {
+	if (prev_ExecutorStart)
+		prev_ExecutorStart(queryDesc, eflags);
+	else
+		standard_ExecutorStart(queryDesc, eflags);
+}
+
+/* ExecutorStart of a JIT statement: it may open an execution */
+static pg_noinline void
+start_jit_statement(QueryDesc *queryDesc, int eflags)
+{
+	static bool xact_callback_registered = false;
 	JpExec	   *saved = jp_sig.current;
-	JpExec	   *exec = NULL;
-	bool		restore = true;
+	JpExec	   *exec;
+	bool		restore;
 
-	/* the utility's own query starts first, at the utility's level */
-	if (utility.active && utility.wraps_query && utility.inner == NULL &&
-		nesting_level == 1)
-		utility.inner = queryDesc->plannedstmt;
+	/*
+	 * Only an open execution needs the transaction callback, so a backend
+	 * registers it at its first JIT statement: one that never JITs pays
+	 * nothing at commit.
+	 */
+	if (!xact_callback_registered)
+	{
+		RegisterXactCallback(sampler_xact_callback, NULL);
+		xact_callback_registered = true;
+	}
 
-	/* the JIT advisor may give the executor a plan with other jitFlags */
-	if (unlikely(queryDesc->plannedstmt->planTree->total_cost >=
-				 jp_advisor_cutoff))
-		jp_advisor_start(queryDesc, eflags, nesting_level == 0);
-
-	if (jp_sig.current == NULL &&
-		(queryDesc->plannedstmt->jitFlags & PGJIT_PERFORM) != 0 &&
-		(eflags & EXEC_FLAG_EXPLAIN_ONLY) == 0 && jp_store_available())
-		exec = start_execution(queryDesc, &restore);
+	exec = start_execution(queryDesc, &restore);
 
 	PG_TRY();
 	{
-		if (prev_ExecutorStart)
-			prev_ExecutorStart(queryDesc, eflags);
-		else
-			standard_ExecutorStart(queryDesc, eflags);
+		next_ExecutorStart(queryDesc, eflags);
 	}
 	PG_CATCH();
 	{
@@ -452,7 +460,75 @@ sampler_ExecutorStart(QueryDesc *queryDesc, int eflags)
 }
 
 static void
-sampler_ExecutorRun(JP_EXECUTOR_RUN_PARAMS)
+sampler_ExecutorStart(QueryDesc *queryDesc, int eflags)
+{
+	/* the utility's own query starts first, at the utility's level */
+	if (utility.active && utility.wraps_query && utility.inner == NULL &&
+		nesting_level == 1)
+		utility.inner = queryDesc->plannedstmt;
+
+	/* the JIT advisor may give the executor a plan with other jitFlags */
+	if (unlikely(queryDesc->plannedstmt->planTree->total_cost >=
+				 jp_advisor_cutoff))
+		jp_advisor_start(queryDesc, eflags, nesting_level == 0);
+
+	/*
+	 * A statement that does not JIT opens no execution, so it needs no PG_TRY
+	 * either: it costs statements that never JIT a few tests only.
+	 */
+	if ((queryDesc->plannedstmt->jitFlags & PGJIT_PERFORM) != 0 &&
+		jp_sig.current == NULL &&
+		(eflags & EXEC_FLAG_EXPLAIN_ONLY) == 0 && jp_store_available())
+		start_jit_statement(queryDesc, eflags);
+	else
+		next_ExecutorStart(queryDesc, eflags);
+}
+
+static void
+next_ExecutorRun(JP_EXECUTOR_RUN_PARAMS)
+{
+	if (prev_ExecutorRun)
+		prev_ExecutorRun(JP_EXECUTOR_RUN_ARGS);
+	else
+		standard_ExecutorRun(JP_EXECUTOR_RUN_ARGS);
+}
+
+/*
+ * ExecutorRun while this backend has no execution open, as for all work
+ * that does not JIT: only the nesting level and the running top-level
+ * statement to keep, for a JIT statement that it may run.
+ */
+static void
+run_outside_executions(JP_EXECUTOR_RUN_PARAMS)
+{
+	QueryDesc  *saved_running = running_toplevel;
+
+	if (nesting_level == 0)
+		running_toplevel = queryDesc;
+	nesting_level++;
+	PG_TRY();
+	{
+		next_ExecutorRun(JP_EXECUTOR_RUN_ARGS);
+	}
+	PG_CATCH();
+	{
+		nesting_level--;
+		jp_nodes_reset_after_error();
+		/* a JIT statement it ran may have opened an execution for it */
+		jp_exec_fail(jp_exec_of(queryDesc));
+		jp_sig.current = NULL;
+		running_toplevel = saved_running;
+		PG_RE_THROW();
+	}
+	PG_END_TRY();
+	nesting_level--;
+	jp_sig.current = NULL;
+	running_toplevel = saved_running;
+}
+
+/* ExecutorRun inside an execution: it may watch or wrap the plan's nodes */
+static pg_noinline void
+run_in_execution(JP_EXECUTOR_RUN_PARAMS)
 {
 	JpExec	   *saved = jp_sig.current;
 	QueryDesc  *saved_running = running_toplevel;
@@ -472,10 +548,7 @@ sampler_ExecutorRun(JP_EXECUTOR_RUN_PARAMS)
 	nesting_level++;
 	PG_TRY();
 	{
-		if (prev_ExecutorRun)
-			prev_ExecutorRun(JP_EXECUTOR_RUN_ARGS);
-		else
-			standard_ExecutorRun(JP_EXECUTOR_RUN_ARGS);
+		next_ExecutorRun(JP_EXECUTOR_RUN_ARGS);
 	}
 	PG_CATCH();
 	{
@@ -501,11 +574,35 @@ sampler_ExecutorRun(JP_EXECUTOR_RUN_PARAMS)
 }
 
 static void
-sampler_ExecutorFinish(QueryDesc *queryDesc)
+sampler_ExecutorRun(JP_EXECUTOR_RUN_PARAMS)
+{
+	if (jp_sig.nopen == 0 && jp_sig.current == NULL)
+		run_outside_executions(JP_EXECUTOR_RUN_ARGS);
+	else
+		run_in_execution(JP_EXECUTOR_RUN_ARGS);
+}
+
+/*
+ * Can ExecutorFinish start a statement of its own?  Not when jitprof calls
+ * standard_ExecutorFinish itself and the query queued no AFTER trigger and
+ * has no ModifyTable left to finish: a SELECT without data-modifying WITH,
+ * which ExecutorStart marks EXEC_FLAG_SKIP_TRIGGERS.  Then that call runs
+ * no user code, and the nesting level need not be raised for it.
+ */
+static inline bool
+finish_runs_no_statement(QueryDesc *queryDesc)
+{
+	return prev_ExecutorFinish == NULL &&
+		(queryDesc->estate->es_top_eflags & EXEC_FLAG_SKIP_TRIGGERS) != 0 &&
+		queryDesc->estate->es_auxmodifytables == NIL;
+}
+
+/* ExecutorFinish at a nesting level of its own, as pg_stat_statements counts */
+static pg_noinline void
+finish_at_own_level(QueryDesc *queryDesc, JpExec *exec)
 {
 	JpExec	   *saved = jp_sig.current;
 	QueryDesc  *saved_running = running_toplevel;
-	JpExec	   *exec = jp_exec_of(queryDesc);
 
 	if (exec != NULL)
 		jp_sig.current = exec;
@@ -535,10 +632,30 @@ sampler_ExecutorFinish(QueryDesc *queryDesc)
 }
 
 static void
-sampler_ExecutorEnd(QueryDesc *queryDesc)
+sampler_ExecutorFinish(QueryDesc *queryDesc)
+{
+	JpExec	   *exec = jp_exec_of(queryDesc);
+
+	if (exec == NULL && finish_runs_no_statement(queryDesc))
+		standard_ExecutorFinish(queryDesc);
+	else
+		finish_at_own_level(queryDesc, exec);
+}
+
+static void
+next_ExecutorEnd(QueryDesc *queryDesc)
+{
+	if (prev_ExecutorEnd)
+		prev_ExecutorEnd(queryDesc);
+	else
+		standard_ExecutorEnd(queryDesc);
+}
+
+/* ExecutorEnd of a query that an execution or the advisor follows */
+static pg_noinline void
+end_followed_query(QueryDesc *queryDesc, JpExec *exec)
 {
 	JpExec	   *saved = jp_sig.current;
-	JpExec	   *exec = jp_exec_of(queryDesc);
 	bool		advised = (queryDesc == jp_advisor_open_query);
 
 	/* releasing the query's JIT code is the query's time too */
@@ -549,10 +666,7 @@ sampler_ExecutorEnd(QueryDesc *queryDesc)
 
 	PG_TRY();
 	{
-		if (prev_ExecutorEnd)
-			prev_ExecutorEnd(queryDesc);
-		else
-			standard_ExecutorEnd(queryDesc);
+		next_ExecutorEnd(queryDesc);
 	}
 	PG_CATCH();
 	{
@@ -569,6 +683,24 @@ sampler_ExecutorEnd(QueryDesc *queryDesc)
 	if (exec != NULL)
 		jp_exec_finish(exec, exec->count_at_end);
 	else if (jp_sig.current != NULL)
+		jp_recycle_dead_slots();
+}
+
+static void
+sampler_ExecutorEnd(QueryDesc *queryDesc)
+{
+	JpExec	   *exec = jp_exec_of(queryDesc);
+
+	if (exec != NULL || queryDesc == jp_advisor_open_query)
+	{
+		end_followed_query(queryDesc, exec);
+		return;
+	}
+
+	/* nothing of ours to undo on error, so no PG_TRY */
+	next_ExecutorEnd(queryDesc);
+	/* code a nested statement released inside an execution */
+	if (jp_sig.current != NULL)
 		jp_recycle_dead_slots();
 }
 
@@ -740,7 +872,6 @@ jp_sampler_init(void)
 		return;
 
 	jp_profile_register_sink();
-	RegisterXactCallback(sampler_xact_callback, NULL);
 
 	prev_ExecutorStart = ExecutorStart_hook;
 	ExecutorStart_hook = sampler_ExecutorStart;

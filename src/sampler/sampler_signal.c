@@ -129,6 +129,14 @@ arm_flush(void)
 {
 	int			n = jp_sig.narm;
 
+	/*
+	 * No plan is watched yet (the query is still in ExecutorStart) or none
+	 * will be (its nodes are wrapped): with nothing armed, a flush marked
+	 * armed would never be done nor cleared, and the query would not flush
+	 * again until it ends.  A later sample tries again.
+	 */
+	if (n == 0)
+		return;
 	for (int i = 0; i < n; i++)
 	{
 		JpWatchEntry *e = jp_sig.arm[i];

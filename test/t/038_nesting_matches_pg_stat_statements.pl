@@ -1,6 +1,9 @@
 # Nesting as pg_stat_statements counts it: statements inside DO, CALL,
-# CREATE TABLE AS, EXPLAIN ANALYZE and functions are nested; EXECUTE runs its
-# prepared statement at the top level; plain EXPLAIN runs nothing.  With
+# CREATE TABLE AS, EXPLAIN ANALYZE, functions and AFTER triggers are nested;
+# EXECUTE runs its prepared statement at the top level; plain EXPLAIN runs
+# nothing.  The triggers fire in the ExecutorFinish of a statement that does
+# not JIT itself: an INSERT, and a SELECT whose data-modifying WITH inserts
+# (a plain SELECT's ExecutorFinish, which can fire none, raises no level).  With
 # pg_stat_statements.track = top, jitprof_queries.executions equals calls
 # for every top-level statement that ran a JIT plan, and jitprof counts no
 # execution pg_stat_statements does not list.  The functions of a CREATE
@@ -32,6 +35,14 @@ CREATE PROCEDURE proc() LANGUAGE plpgsql AS $$
 BEGIN
   PERFORM count(*) FROM t WHERE a % 19 = 2;
 END $$;
+CREATE TABLE trig_t (x int);
+CREATE FUNCTION after_insert() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN
+  PERFORM count(*) FROM t WHERE a % 29 = 1;
+  RETURN NULL;
+END $$;
+CREATE TRIGGER after_insert AFTER INSERT ON trig_t
+  FOR EACH STATEMENT EXECUTE FUNCTION after_insert();
 SELECT jitprof_reset(), pg_stat_statements_reset();
 });
 
@@ -49,6 +60,9 @@ CREATE TABLE ctas AS SELECT a * 2 AS b FROM t WHERE a % 11 = 0;
 EXPLAIN SELECT count(*) FROM t WHERE a % 13 = 3;
 EXPLAIN ANALYZE SELECT count(*) FROM t WHERE a % 23 = 3;
 SELECT nested(1) + nested(2);
+SET jit_above_cost = 100;
+INSERT INTO trig_t VALUES (1);
+WITH ins AS (INSERT INTO trig_t VALUES (2) RETURNING x) SELECT count(*) FROM ins;
 });
 
 my $pgss_calls = sub {
@@ -69,7 +83,9 @@ for my $case (
 	[ 'CALL proc()', 'CALL', 1 ],
 	[ 'CREATE TABLE ctas%', 'CREATE TABLE AS', 1 ],
 	[ 'EXPLAIN ANALYZE%', 'EXPLAIN ANALYZE', 1 ],
-	[ 'SELECT nested($1) + nested($2)', 'a statement calling functions that run queries', 1 ])
+	[ 'SELECT nested($1) + nested($2)', 'a statement calling functions that run queries', 1 ],
+	[ 'INSERT INTO trig_t%', 'an INSERT whose AFTER trigger runs a query', 1 ],
+	[ 'WITH ins AS%', 'a SELECT whose data-modifying WITH fires that trigger', 1 ])
 {
 	my ($like, $what, $calls) = @$case;
 	my ($id, $pgss) = split /\|/, $pgss_calls->($like);

@@ -131,6 +131,18 @@ is($node->safe_psql('postgres', "LOAD '$so'; SET jitprof.plan_nodes = on; $query
 	$expected, 'plan_nodes on under another node wrapper: the same result');
 my $nodes_mid = $mid_flushes->($before);
 cmp_ok($nodes_mid, '>=', 2, "and mid-query flushes kept happening, from node calls ($nodes_mid)");
+# A flush that falls due before the plan runs, in ExecutorStart (which in
+# a fresh backend loads the JIT provider: far more than 2 ms of CPU), is
+# done at the first node calls, and flushes go on after it: about one per
+# 2 ms of the query's half second or more, so 10 is a wide margin.
+$before = $counters->();
+is($node->safe_psql('postgres',
+	"SET jitprof.plan_nodes = on; SET jitprof.flush_interval = '2ms'; $query"),
+	$expected, 'plan_nodes on, a flush due before the run: the same result');
+my $early_mid = $mid_flushes->($before);
+cmp_ok($early_mid, '>=', 10,
+	"a flush due in ExecutorStart does not stop the later ones ($early_mid)");
+
 my ($nodes_self, $qsamples, $rows) = split /\|/, $node->safe_psql('postgres', qq{
 SELECT sum(self_samples) FILTER (WHERE plan_node_id >= 0), max(query_samples), count(*)
   FROM jitprof_plan_nodes WHERE queryid = $qid});
