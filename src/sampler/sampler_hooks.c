@@ -34,7 +34,12 @@
  * restore on exit, so that interleaved executions (cursors fetched between
  * other statements, portals of the extended protocol) each keep their own.
  * A statement that is not JIT pays a few tests and stores in these hooks, no
- * system call: the timer is armed once per backend (sampler_signal.c).
+ * system call (the timer is armed once per backend, sampler_signal.c), and
+ * PG_TRY only where there is something to undo on error: in ExecutorRun
+ * (the nesting level and the running statement, for a nested JIT statement
+ * it may run), in ExecutorFinish unless it can start no statement, and in
+ * ProcessUtility.  The transaction callback is registered at a backend's
+ * first JIT statement.
  *
  * The mid-query flush.  A flush takes the store's lock, so it cannot run in
  * the handler.  While a JIT execution's outermost ExecutorRun runs, its plan
