@@ -29,8 +29,9 @@
 # over all backends (connect: fork to exit of each connection, less the
 # postmaster's side).  That leaves out what does not grow with the count:
 # the start-up and exit of the one backend, the set-up connection.  With
-# FUNCTIONS=1 it also prints the functions whose own counts differ most
-# between jitprof and stock, per transaction.
+# FUNCTIONS=1 (select and tpcb: one backend runs them all) it also prints
+# the functions whose own counts differ most between jitprof and stock, per
+# transaction.
 #
 # The count is exact for a binary and workload, up to PostgreSQL's timed
 # work, such as statistics flushes at most once a second, which runs more
@@ -150,7 +151,10 @@ echo " for a given binary and workload, up to PostgreSQL's timed work, such as"
 echo " statistics flushes, which runs a few more or fewer times per run: see"
 echo " the header for the spread measured)"
 
-if [ -n "${FUNCTIONS:-}" ]; then
+if [ -n "${FUNCTIONS:-}" ] && [ "${WORKLOAD:-select}" = connect ]; then
+	echo
+	echo "FUNCTIONS: not with WORKLOAD=connect, where every transaction has a backend of its own"
+elif [ -n "${FUNCTIONS:-}" ]; then
 	echo
 	echo "own instructions per transaction, jitprof - stock, of the functions that differ by 5 or more:"
 	# "COUNT (PCT)  FILE:FUNCTION [OBJECT]" rows of callgrind_annotate
