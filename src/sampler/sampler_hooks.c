@@ -602,6 +602,15 @@ finish_runs_no_statement(QueryDesc *queryDesc)
 		queryDesc->estate->es_auxmodifytables == NIL;
 }
 
+static void
+next_ExecutorFinish(QueryDesc *queryDesc)
+{
+	if (prev_ExecutorFinish)
+		prev_ExecutorFinish(queryDesc);
+	else
+		standard_ExecutorFinish(queryDesc);
+}
+
 /* ExecutorFinish at a nesting level of its own, as pg_stat_statements counts */
 static pg_noinline void
 finish_at_own_level(QueryDesc *queryDesc, JpExec *exec)
@@ -617,10 +626,7 @@ finish_at_own_level(QueryDesc *queryDesc, JpExec *exec)
 	nesting_level++;
 	PG_TRY();
 	{
-		if (prev_ExecutorFinish)
-			prev_ExecutorFinish(queryDesc);
-		else
-			standard_ExecutorFinish(queryDesc);
+		next_ExecutorFinish(queryDesc);
 	}
 	PG_CATCH();
 	{
@@ -710,6 +716,20 @@ sampler_ExecutorEnd(QueryDesc *queryDesc)
 }
 
 static void
+next_ProcessUtility(PlannedStmt *pstmt, const char *queryString,
+					bool readOnlyTree, ProcessUtilityContext context,
+					ParamListInfo params, QueryEnvironment *queryEnv,
+					DestReceiver *dest, QueryCompletion *qc)
+{
+	if (prev_ProcessUtility)
+		prev_ProcessUtility(pstmt, queryString, readOnlyTree, context,
+							params, queryEnv, dest, qc);
+	else
+		standard_ProcessUtility(pstmt, queryString, readOnlyTree, context,
+								params, queryEnv, dest, qc);
+}
+
+static void
 sampler_ProcessUtility(PlannedStmt *pstmt, const char *queryString,
 					   bool readOnlyTree, ProcessUtilityContext context,
 					   ParamListInfo params, QueryEnvironment *queryEnv,
@@ -728,12 +748,8 @@ sampler_ProcessUtility(PlannedStmt *pstmt, const char *queryString,
 	if (IsA(parsetree, ExecuteStmt) || IsA(parsetree, PrepareStmt) ||
 		IsA(parsetree, DeallocateStmt))
 	{
-		if (prev_ProcessUtility)
-			prev_ProcessUtility(pstmt, queryString, readOnlyTree, context,
-								params, queryEnv, dest, qc);
-		else
-			standard_ProcessUtility(pstmt, queryString, readOnlyTree, context,
-									params, queryEnv, dest, qc);
+		next_ProcessUtility(pstmt, queryString, readOnlyTree, context,
+							params, queryEnv, dest, qc);
 		return;
 	}
 
@@ -755,12 +771,8 @@ sampler_ProcessUtility(PlannedStmt *pstmt, const char *queryString,
 	nesting_level++;
 	PG_TRY();
 	{
-		if (prev_ProcessUtility)
-			prev_ProcessUtility(pstmt, queryString, readOnlyTree, context,
-								params, queryEnv, dest, qc);
-		else
-			standard_ProcessUtility(pstmt, queryString, readOnlyTree, context,
-									params, queryEnv, dest, qc);
+		next_ProcessUtility(pstmt, queryString, readOnlyTree, context,
+							params, queryEnv, dest, qc);
 	}
 	PG_CATCH();
 	{
