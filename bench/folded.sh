@@ -9,9 +9,11 @@
 # SELECT count(*) FROM jitprof_folded() RUNS times and prints the median
 # and the maximum, with the store's entry and plan-node row counts and the
 # md5 of the output of jitprof_folded() and jitprof_plan_nodes; then the
-# backend's CPU time per call over 3 x RUNS more calls in one session
-# (the first field of /proc/<pid>/schedstat: nanoseconds on a CPU), which a
-# loaded machine moves less than the wall-clock times.
+# same call RUNS times, each in a new connection (median and maximum of
+# psql's \timing); then the backend's CPU time per call over 3 x RUNS more
+# calls in one session (the first field of /proc/<pid>/schedstat:
+# nanoseconds on a CPU), which a loaded machine moves less than the
+# wall-clock times.
 #
 #   [BEFORE_PGTREE=/work/pgtree-old] [FILL_ROUNDS=N] bench/folded.sh [ENTRIES [RUNS]]
 #
@@ -121,6 +123,16 @@ measure() {
 		END { printf "%s: %s, %d lines: median %.1f ms, max %.1f ms (%d runs)\n",
 			  l, s, n, v[int((NR + 1) / 2)] / 1000, v[NR] / 1000, NR }'
 	echo "  md5: $digests"
+	# a new connection per call, as a scraper that does not keep its
+	# connection: its first calls touch memory for the first time (the
+	# store's shared pages, and the malloc'd copy), which later calls reuse
+	for _ in $(seq 1 "$runs"); do
+		psql_ -c '\timing on' -c 'SELECT count(*) FROM jitprof_folded()' |
+			sed -n 's/^Time: \([0-9.]*\) ms.*/\1/p'
+	done | sort -n | awk '
+		{ v[NR] = $1 }
+		END { printf "  a new connection per call: median %.1f ms, max %.1f ms (%d calls)\n",
+			  v[int((NR + 1) / 2)], v[NR], NR }'
 	cpu=$( {
 		echo "SELECT pg_backend_pid() AS pid \\gset"
 		echo "SELECT split_part(pg_read_file('/proc/' || :pid || '/schedstat'), ' ', 1)::bigint AS t0 \\gset"

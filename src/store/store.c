@@ -68,6 +68,9 @@ typedef struct StoreTable
 #define TABLE_FIRST_ENTRIES	32
 #define TABLE_SPARE_ENTRIES	64
 
+/* the smallest page size: table_touch reads one byte each */
+#define TOUCH_STRIDE		4096
+
 int			jitprof_max_hotspots = 5000;
 int			jitprof_max_plan_nodes = 20000;
 int			jitprof_max_steps = 20000;
@@ -160,6 +163,45 @@ static void *
 step_table_alloc(Size request)
 {
 	return table_alloc(step_table, request);
+}
+
+/*
+ * Touch, one read per page, a table's memory from where this backend last
+ * stopped ("*touched") up to what the table has handed out so far.  A
+ * backend maps a shared page on its first access, with a page fault; a
+ * reader that took those faults under the store's lock held it four to five
+ * times longer in a new connection (24,000 entries: 16 to 20 ms instead of
+ * 4), and every flushing backend waited meanwhile.  The reads
+ * interpret nothing, so they need no lock; "used" only grows, and a stale
+ * value only leaves a page to fault later.
+ */
+static void
+table_touch(const StoreTable *table, Size *touched)
+{
+	Size		used;
+
+	if (table == NULL)
+		return;
+	used = Min(((volatile const StoreTable *) table)->used, table->size);
+	for (Size offset = *touched; offset < used; offset += TOUCH_STRIDE)
+		(void) ((volatile const char *) table)[offset];
+	*touched = Max(*touched, used);
+}
+
+/* table_touch for the table "hash" lives in; the readers call it unlocked */
+void
+jp_store_touch_table(const HTAB *hash)
+{
+	static Size hotspots_touched = 0;
+	static Size nodes_touched = 0;
+	static Size steps_touched = 0;
+
+	if (hash == jp_hotspot_hash)
+		table_touch(store_table, &hotspots_touched);
+	else if (hash == jp_node_hash)
+		table_touch(node_table, &nodes_touched);
+	else if (hash == jp_step_hash)
+		table_touch(step_table, &steps_touched);
 }
 
 /*

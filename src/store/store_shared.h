@@ -40,6 +40,7 @@ extern StoreShared *jp_store_header;
 extern HTAB *jp_hotspot_hash;	/* JpStoreEntry rows */
 extern HTAB *jp_node_hash;		/* plan-node rows, under the same lock */
 extern HTAB *jp_step_hash;		/* step rows, under the same lock */
+extern void jp_store_touch_table(const HTAB *hash);
 
 /* store_evict.c */
 extern int	jp_store_keep_cmp(const void *a, const void *b);
