@@ -18,9 +18,10 @@
 # the executor's check before the function's first call, not from the
 # function (CI at 04e0b77, forky).  After one run, EXECUTE reaches the
 # function within microseconds.  On the other side, the second run of a
-# backend is slower than the warm runs that D is taken from (5,000 page
-# faults of memory first touched: 50 to 90 ms against 8 to 19 ms), and warm
-# runs vary by under 20%, so the function does not end before D / 3.
+# backend is slower than the warm runs that D is taken from (some 5,000
+# page faults of memory first touched: 51 to 77 ms against 7.8 to 19 ms,
+# on this host, 2026-12-05), and warm runs vary by under 20%, so the
+# function does not end before D / 3.
 use strict;
 use warnings;
 
