@@ -1,6 +1,6 @@
 #!/usr/bin/perl
 # Check that the places that name jitprof's version agree (README,
-# "Installing"):
+# "Building and packaging"):
 #
 #   tools/check_versions.pl [TOP]       the files of TOP (default: this tree)
 #   tools/check_versions.pl --self-test shows that each rule fails when broken

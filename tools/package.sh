@@ -1,5 +1,5 @@
 #!/bin/bash
-# Build jitprof's Debian packages (debian/, README "Installing") for one
+# Build jitprof's Debian packages (debian/, README "Building and packaging") for one
 # Debian release, in that release's chroot (tools/platform.sh), and
 # optionally test what they install.  As root on the Debian 12 host:
 #
@@ -149,7 +149,7 @@ fi
 # apt resolves the packages' dependencies from the release's archive, as a
 # user's "apt install ./postgresql-NN-jitprof_*.deb" would.
 status=0
-JITPROF_INSTALLED=1 "$here"/platform.sh "$release" --run bash -c '
+JITPROF_INSTALLED=1 JITPROF_DEBS=$handoff "$here"/platform.sh "$release" --run bash -c '
 	set -e
 	export DEBIAN_FRONTEND=noninteractive
 	apt-get install -y -qq --reinstall "$0"/*.deb >/dev/null

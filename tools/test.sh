@@ -7,6 +7,8 @@
 #   tools/test.sh               everything
 #   tools/test.sh regress       only pg_regress
 #   tools/test.sh tap [FILES]   only TAP tests (optionally some test/t files)
+#   tools/test.sh readme        with JITPROF_INSTALLED only: README's own
+#                               commands against the package (below)
 #
 # JITPROF_INSTALLED=1 builds and installs nothing: it tests the jitprof
 # that is installed in the server's directories, as a Debian package
@@ -15,7 +17,11 @@
 # one installed postgresql-NN-jitprof package, unchanged since (dpkg
 # --verify), that the installed default_version is this tree's and the
 # package's, and, in the pg_regress phase, that a JIT backend of the test
-# server maps exactly those files (the same inodes).
+# server maps exactly those files (the same inodes).  Its installed_docs
+# unit checks that every relative link of the installed README resolves,
+# and in the "all" and "readme" modes readme_session runs README's install,
+# first session and uninstall, extracted from README itself, on a Debian
+# cluster (tools/readme_test.pl; the .debs are in JITPROF_DEBS).
 #
 # JITPROF_PLATFORMS="trixie forky" then runs the same tests on each of those
 # Debian releases, in its chroot (tools/platform.sh), and
@@ -430,6 +436,39 @@ if [ "$what" = all ] || [ "$what" = tap ]; then
 			done
 		fi
 	done
+fi
+
+# JITPROF_INSTALLED: the installed docs' links resolve (every mode), and
+# README's own install, first session and uninstall run as written against
+# the package ("all" and "readme" modes; README's session is Debian 13's,
+# and it needs the .debs of the package leg, JITPROF_DEBS), last, since it
+# purges and reinstalls the package (tools/readme_test.pl).
+if [ -n "$installed" ]; then
+	major=$("$PG_BINDIR"/pg_config --version | sed -E 's/^PostgreSQL ([0-9]+).*/\1/')
+	docdir=/usr/share/doc/postgresql-$major-jitprof
+	echo "== the installed docs ($docdir)"
+	if perl "$here"/readme_test.pl links "$docdir" >"$work"/docs.log 2>&1; then
+		cat "$work"/docs.log
+		count installed_docs passed
+	else
+		cat "$work"/docs.log
+		count installed_docs failed "$(tail -n 1 "$work"/docs.log)"
+	fi
+	if [ "$what" = all ] || [ "$what" = readme ]; then
+		echo "== README's install, first session and uninstall (tools/readme_test.pl session)"
+		if [ "${JITPROF_PLATFORM:-}" != trixie ]; then
+			echo "jitprof: skip readme_session: README's first session is written for Debian 13 (trixie), this is ${JITPROF_PLATFORM:-the host}"
+			count readme_session skipped
+		elif [ -z "${JITPROF_DEBS:-}" ]; then
+			count readme_session failed "JITPROF_DEBS names no directory of .debs (tools/package.sh sets it)"
+		elif perl "$here"/readme_test.pl session "$TOP"/README.md "$JITPROF_DEBS" trixie "$major" "$PG_PORT" \
+			"${JITPROF_README_TRANSCRIPT:-$work/readme-transcript.txt}" 2>&1 | tee "$work"/readme.log &&
+			grep -qx 'readme: ok' "$work"/readme.log; then
+			count readme_session passed
+		else
+			count readme_session failed "$(grep '^readme: FAILED' "$work"/readme.log | head -n 1)"
+		fi
+	fi
 fi
 
 # wait_chroot RELEASE: waits for that release's chroot preparation, if one
