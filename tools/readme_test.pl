@@ -128,7 +128,12 @@ eval {
 		($rc, $out) = run_logged("apt-get install -y -qq sudo");
 		die "cannot install sudo:\n$out" if $rc;
 	}
-	($rc, $out) = run_logged("apt-get purge -y -qq " . join(' ', map { "$_ $_-dbgsym" } @pkgs) . " 2>&1 | grep -v 'is not installed'");
+	my @installed = split ' ', `dpkg-query -W -f '\${db:Status-Abbrev} \${Package}\n' 'postgresql-$major-jitprof*' 2>/dev/null | awk '\$1 == "ii" { print \$2 }'`;
+	if (@installed) {
+		($rc, $out) = run_logged("apt-get purge -y -qq @installed");
+		die "apt-get purge @installed failed:\n$out" if $rc;
+		print "readme: purged @installed, for README's install to install them\n";
+	}
 	# what installing postgresql-MAJOR does on Debian: a cluster "main"
 	($rc, $out) = run_logged("pg_createcluster $major main --port $port --start");
 	die "pg_createcluster failed:\n$out" if $rc;
@@ -254,7 +259,7 @@ sub psql_session {
 	my %got;
 	my $at;
 	for my $line (split /\n/, $out) {
-		if ($line =~ /^\@\@readme (\d+|end)$/) { $at = $1; next; }
+		if ($line =~ /^\@\@readme (\d+|end)$/) { $at = $1; $got{$at} //= ""; next; }
 		next unless defined $at;
 		$line =~ s/^psql:[^ ]*session\.sql:\d+: //;
 		$got{$at} .= "$line\n";
