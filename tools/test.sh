@@ -29,8 +29,10 @@
 # Results are counted in units: a unit is one pg_regress suite (a name in
 # the Makefile's REGRESS), one TAP file, check_layers (the include rules
 # of doc/architecture.md and their self-test, run in every mode),
-# check_versions (tools/check_versions.pl and its self-test, every mode) or,
-# with JITPROF_INSTALLED, installed_package (below).  A unit is skipped when it
+# check_versions (tools/check_versions.pl and its self-test, every mode),
+# readme_installcheck (make installcheck exactly as README documents it,
+# in the all and regress modes) or, with JITPROF_INSTALLED,
+# installed_package (below).  A unit is skipped when it
 # skipped all its tests (a TAP file's skip_all), passed when all its tests
 # passed and the logs of the servers it ran show no crash, and failed
 # otherwise, also when it did not run to its end.  The last line, which CI
