@@ -372,7 +372,7 @@ fi
 # the tap phase's).  It passes when make succeeds, every suite passes,
 # prove reports that file passed, and no server log shows a crash.
 readme_installcheck() {
-	local dir port data log settings name value conf=() why='' pgc=() home
+	local dir port data log settings name value why="" pgc=() home
 	dir=$(make_workdir readme)
 	readme_dirs+=("$dir")
 	port=$((PG_PORT + 1))
@@ -389,10 +389,17 @@ readme_installcheck() {
 		fi
 		echo "jitprof: README's setting: $name = $value"
 	done
-	as_pg_user "$PG_BINDIR"/initdb -D "$data" --auth-local=peer --auth-host=scram-sha-256 >/dev/null
+	if ! as_pg_user "$PG_BINDIR"/initdb -D "$data" --auth-local=peer --auth-host=scram-sha-256 >/dev/null; then
+		count readme_installcheck failed "initdb failed"
+		return
+	fi
 	printf "%s\nport = %s\nlisten_addresses = ''\nunix_socket_directories = '%s'\n" \
 		"$settings" "$port" "$dir" >>"$data"/postgresql.conf
-	as_pg_user "$PG_BINDIR"/pg_ctl -D "$data" -l "$log" -w start >/dev/null
+	if ! as_pg_user "$PG_BINDIR"/pg_ctl -D "$data" -l "$log" -w start >/dev/null; then
+		tail -20 "$log"
+		count readme_installcheck failed "the server with README's settings did not start"
+		return
+	fi
 	# README: "with more than one server installed, name one"
 	if [ "$(env -i PATH=/usr/local/bin:/usr/bin:/bin pg_config --bindir 2>/dev/null)" != "$PG_BINDIR" ]; then
 		pgc=(PG_CONFIG="$PG_BINDIR/pg_config")
