@@ -1,11 +1,12 @@
 #!/bin/bash
 # Run every jitprof test: pg_regress suites (sql/, expected/) against a
-# throwaway cluster, then the TAP integration tests (test/t/).  Run as root
-# on Debian: it installs what is missing (tools/deps.sh), builds and
-# installs jitprof, for this machine's PostgreSQL and LLVM.
+# throwaway cluster, make installcheck exactly as README documents it
+# (readme_installcheck, below), then the TAP integration tests (test/t/).
+# Run as root on Debian: it installs what is missing (tools/deps.sh),
+# builds and installs jitprof, for this machine's PostgreSQL and LLVM.
 #
 #   tools/test.sh               everything
-#   tools/test.sh regress       only pg_regress
+#   tools/test.sh regress       only pg_regress and readme_installcheck
 #   tools/test.sh tap [FILES]   only TAP tests (optionally some test/t files)
 #
 # JITPROF_INSTALLED=1 builds and installs nothing: it tests the jitprof
