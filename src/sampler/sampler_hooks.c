@@ -23,7 +23,9 @@
  *	  statement's ExecutorEnd.
  * Statements nested in any of these (functions, DO bodies, the query of an
  * EXPLAIN ANALYZE or CREATE TABLE AS) are charged to the enclosing
- * execution, with their own function names.  The nesting level is kept as
+ * execution; functions and DO bodies keep their own names, the query of an
+ * EXPLAIN, CREATE TABLE AS or DECLARE takes the statement's query ID in its
+ * names (jp_execution_queryid).  The nesting level is kept as
  * pg_stat_statements keeps it: ExecutorRun, ExecutorFinish and
  * ProcessUtility raise it, except for EXECUTE, PREPARE and DEALLOCATE, so
  * that with pg_stat_statements.track = top (and its default track_utility)
@@ -830,9 +832,12 @@ sampler_xact_callback(XactEvent event, void *arg)
  * code is charged to, jp_sig.current, which the sampler's sink reads when the
  * code is linked.  The query an EXPLAIN, CREATE TABLE AS or DECLARE runs is
  * charged to that statement, so it takes the statement's ID even where it
- * has one of its own (18 jumbles it).  A nested statement with an ID of its
- * own keeps it.  provider.c asks at compile_expr time and hands the ID to
- * naming.c.
+ * has one of its own (an EXPLAIN's on every version, a CTAS's or DECLARE's
+ * on 18): parallel workers, which get only the top-level ID, then name the
+ * code as the leader does (doc/names.md, "EXPLAIN").  Plain EXPLAIN's
+ * initial pruning code, the only code it emits, is named the same way.  A
+ * nested statement with an ID of its own keeps it.  provider.c asks at
+ * compile_expr time and hands the ID to naming.c.
  */
 int64
 jp_execution_queryid(EState *estate)
