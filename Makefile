@@ -80,7 +80,7 @@ PGFILEDESC = "jitprof - JITLink-based JIT provider with per-query profiling"
 
 # "make installcheck" runs the pg_regress suites against a running server
 # that has jitprof in shared_preload_libraries and as its jit_provider
-# (README, "Installing"), reached as psql reaches it (PGHOST, PGPORT); each
+# (README, "Building and packaging"), reached as psql reaches it (PGHOST, PGPORT); each
 # session forces JIT through PGOPTIONS.  It then runs the TAP tests in
 # test/t/, which start clusters of their own.  Run it as the server's OS
 # user, not as root, in a tree that user can write.  tools/test.sh runs it

@@ -364,7 +364,7 @@ if [ "$what" = all ] || [ "$what" = regress ]; then
 	done
 fi
 
-# readme_installcheck: "make installcheck" exactly as README's "Installing"
+# readme_installcheck: "make installcheck" exactly as README's "Building and packaging"
 # documents it, so that a difference between README and what the command
 # needs fails here rather than on a user's machine.  A new server gets
 # README's own settings (its shared_preload_libraries and jit_provider
