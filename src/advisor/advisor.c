@@ -66,6 +66,12 @@
  * execution only.  What reads the table is elsewhere: the statistics of
  * the views in advisor_stats.c, the threshold optimiser in advice.c.
  *
+ * Copyright (c) 2026, The jitprof Developers
+ * Distributed under the PostgreSQL License (the file LICENSE).
+ *
+ * IDENTIFICATION
+ *	  src/advisor/advisor.c
+ *
  *-------------------------------------------------------------------------
  */
 #include "postgres.h"

@@ -10,6 +10,12 @@
  * the views read copies of the table (jp_advisor_copy) and judge each entry
  * with jp_advisor_judge, so that the rule is written once.
  *
+ * Copyright (c) 2026, The jitprof Developers
+ * Distributed under the PostgreSQL License (the file LICENSE).
+ *
+ * IDENTIFICATION
+ *	  src/advisor/advisor.h
+ *
  *-------------------------------------------------------------------------
  */
 #ifndef JITPROF_ADVISOR_H

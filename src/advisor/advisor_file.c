@@ -24,6 +24,12 @@
  * Both run in the postmaster, when no backend is there to take the lock;
  * advisor.c hands over and takes back the table as plain arrays.
  *
+ * Copyright (c) 2026, The jitprof Developers
+ * Distributed under the PostgreSQL License (the file LICENSE).
+ *
+ * IDENTIFICATION
+ *	  src/advisor/advisor_file.c
+ *
  *-------------------------------------------------------------------------
  */
 #include "postgres.h"

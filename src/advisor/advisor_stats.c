@@ -9,6 +9,12 @@
  * Pure arithmetic on a copy of an entry: the views call it on their copy,
  * advisor.c under its lock to mark a query decided.
  *
+ * Copyright (c) 2026, The jitprof Developers
+ * Distributed under the PostgreSQL License (the file LICENSE).
+ *
+ * IDENTIFICATION
+ *	  src/advisor/advisor_stats.c
+ *
  *-------------------------------------------------------------------------
  */
 #include "postgres.h"

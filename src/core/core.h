@@ -15,6 +15,12 @@
  * jitprof_llvm.so, is core's second header, because the C++ side includes
  * it and cannot include this one.
  *
+ * Copyright (c) 2026, The jitprof Developers
+ * Distributed under the PostgreSQL License (the file LICENSE).
+ *
+ * IDENTIFICATION
+ *	  src/core/core.h
+ *
  *-------------------------------------------------------------------------
  */
 #ifndef JITPROF_CORE_H

@@ -26,6 +26,12 @@
  * Plain C, included by the C and the C++ files of both libraries (C++
  * includes it inside extern "C" { }).
  *
+ * Copyright (c) 2026, The jitprof Developers
+ * Distributed under the PostgreSQL License (the file LICENSE).
+ *
+ * IDENTIFICATION
+ *	  src/core/jitprof_llvm.h
+ *
  *-------------------------------------------------------------------------
  */
 #ifndef JITPROF_LLVM_H

@@ -12,6 +12,12 @@
  * defined before jitprof_llvm.so is loaded, so that they exist in a backend
  * that never JITs.
  *
+ * Copyright (c) 2026, The jitprof Developers
+ * Distributed under the PostgreSQL License (the file LICENSE).
+ *
+ * IDENTIFICATION
+ *	  src/core/settings.c
+ *
  *-------------------------------------------------------------------------
  */
 #include "postgres.h"

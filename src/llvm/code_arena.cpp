@@ -41,6 +41,12 @@
 // it takes a mutex anyway because JITLink's interface allows concurrent
 // links.  jp_core->stable_name is called without the mutex held.
 //
+// Copyright (c) 2026, The jitprof Developers
+// Distributed under the PostgreSQL License (the file LICENSE).
+//
+// IDENTIFICATION
+//   src/llvm/code_arena.cpp
+//
 //===----------------------------------------------------------------------===//
 
 extern "C"

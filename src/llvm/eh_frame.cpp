@@ -27,6 +27,12 @@
 //
 // Records are in the byte order of the host, which is the JIT's target.
 //
+// Copyright (c) 2026, The jitprof Developers
+// Distributed under the PostgreSQL License (the file LICENSE).
+//
+// IDENTIFICATION
+//   src/llvm/eh_frame.cpp
+//
 //===----------------------------------------------------------------------===//
 
 #include "llvm/eh_frame.h"

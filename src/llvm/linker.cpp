@@ -40,6 +40,12 @@
 // the other.  The code arena and the .eh_frame reader, which need none of
 // this, are files of their own.
 //
+// Copyright (c) 2026, The jitprof Developers
+// Distributed under the PostgreSQL License (the file LICENSE).
+//
+// IDENTIFICATION
+//   src/llvm/linker.cpp
+//
 //===----------------------------------------------------------------------===//
 
 extern "C"

@@ -29,6 +29,12 @@
 // itself, where it can report a failure, and gives the plugin a start and an
 // end that do nothing.
 //
+// Copyright (c) 2026, The jitprof Developers
+// Distributed under the PostgreSQL License (the file LICENSE).
+//
+// IDENTIFICATION
+//   src/llvm/llvm_plugins.cpp
+//
 //===----------------------------------------------------------------------===//
 
 extern "C"

@@ -41,6 +41,12 @@
  *
  * Runs in the backend's only thread, in compile_expr.
  *
+ * Copyright (c) 2026, The jitprof Developers
+ * Distributed under the PostgreSQL License (the file LICENSE).
+ *
+ * IDENTIFICATION
+ *	  src/llvm/llvm_steps.c
+ *
  *-------------------------------------------------------------------------
  */
 #include "postgres.h"

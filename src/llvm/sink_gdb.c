@@ -74,6 +74,12 @@
  * malloc, and report failures as WARNINGs, never ERRORs.  A failure leaves
  * the object unknown to gdb and nothing else changed.
  *
+ * Copyright (c) 2026, The jitprof Developers
+ * Distributed under the PostgreSQL License (the file LICENSE).
+ *
+ * IDENTIFICATION
+ *	  src/llvm/sink_gdb.c
+ *
  *-------------------------------------------------------------------------
  */
 #include "postgres.h"

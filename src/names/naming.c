@@ -29,6 +29,12 @@
  * q<queryid>_helper[_<n>].  Every symbol is made in one place, build_symbol,
  * from the fields of its origin.
  *
+ * Copyright (c) 2026, The jitprof Developers
+ * Distributed under the PostgreSQL License (the file LICENSE).
+ *
+ * IDENTIFICATION
+ *	  src/names/naming.c
+ *
  *-------------------------------------------------------------------------
  */
 #include "postgres.h"

@@ -27,6 +27,12 @@
  * by node type, every part would still need all the helpers, and the table
  * would be read from several files.
  *
+ * Copyright (c) 2026, The jitprof Developers
+ * Distributed under the PostgreSQL License (the file LICENSE).
+ *
+ * IDENTIFICATION
+ *	  src/names/roles.c
+ *
  *-------------------------------------------------------------------------
  */
 #include "postgres.h"

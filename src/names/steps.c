@@ -41,6 +41,12 @@
  * Runs in the backend's only thread, at compile_expr time (a transaction is
  * open, so catalog look-ups for function and type names are allowed).
  *
+ * Copyright (c) 2026, The jitprof Developers
+ * Distributed under the PostgreSQL License (the file LICENSE).
+ *
+ * IDENTIFICATION
+ *	  src/names/steps.c
+ *
  *-------------------------------------------------------------------------
  */
 #include "postgres.h"

@@ -43,6 +43,12 @@
  * Architectures.  Only x86-64 is implemented and tested.  Elsewhere
  * jp_got_patch() returns false after a WARNING, and llvmjit runs stock.
  *
+ * Copyright (c) 2026, The jitprof Developers
+ * Distributed under the PostgreSQL License (the file LICENSE).
+ *
+ * IDENTIFICATION
+ *	  src/provider/got_patch.c
+ *
  *-------------------------------------------------------------------------
  */
 #include "postgres.h"

@@ -11,6 +11,12 @@
  * it which query ID an execution's code is named after.  The files of the
  * layer share sampler_shared.h, which no other layer includes.
  *
+ * Copyright (c) 2026, The jitprof Developers
+ * Distributed under the PostgreSQL License (the file LICENSE).
+ *
+ * IDENTIFICATION
+ *	  src/sampler/sampler.h
+ *
  *-------------------------------------------------------------------------
  */
 #ifndef JITPROF_SAMPLER_H

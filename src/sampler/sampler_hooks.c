@@ -73,6 +73,12 @@
  * found it.  The handler, the profile and the node stack are in their own
  * files (sampler_shared.h).
  *
+ * Copyright (c) 2026, The jitprof Developers
+ * Distributed under the PostgreSQL License (the file LICENSE).
+ *
+ * IDENTIFICATION
+ *	  src/sampler/sampler_hooks.c
+ *
  *-------------------------------------------------------------------------
  */
 #include "postgres.h"

@@ -52,6 +52,12 @@
  * Cost: a statement that does not JIT is never wrapped.  With
  * jitprof.plan_nodes off nothing is wrapped at all.
  *
+ * Copyright (c) 2026, The jitprof Developers
+ * Distributed under the PostgreSQL License (the file LICENSE).
+ *
+ * IDENTIFICATION
+ *	  src/sampler/sampler_nodes.c
+ *
  *-------------------------------------------------------------------------
  */
 #include "postgres.h"

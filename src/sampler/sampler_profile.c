@@ -30,6 +30,12 @@
  * Reading the handler's counters follows the jp_sig.flushing protocol of
  * sampler_shared.h; nothing here blocks signals.
  *
+ * Copyright (c) 2026, The jitprof Developers
+ * Distributed under the PostgreSQL License (the file LICENSE).
+ *
+ * IDENTIFICATION
+ *	  src/sampler/sampler_profile.c
+ *
  *-------------------------------------------------------------------------
  */
 #include "postgres.h"

@@ -40,6 +40,12 @@
  *	- The range table is replaced, never modified in place (one pointer
  *	  store); the old one is freed after the store.
  *
+ * Copyright (c) 2026, The jitprof Developers
+ * Distributed under the PostgreSQL License (the file LICENSE).
+ *
+ * IDENTIFICATION
+ *	  src/sampler/sampler_shared.h
+ *
  *-------------------------------------------------------------------------
  */
 #ifndef JITPROF_SAMPLER_SHARED_H

@@ -31,6 +31,12 @@
  * never throws; jp_step_profile_take runs while jp_sig.flushing is set, and
  * only reads and zeroes counters.
  *
+ * Copyright (c) 2026, The jitprof Developers
+ * Distributed under the PostgreSQL License (the file LICENSE).
+ *
+ * IDENTIFICATION
+ *	  src/sampler/sampler_steps.c
+ *
  *-------------------------------------------------------------------------
  */
 #include "postgres.h"

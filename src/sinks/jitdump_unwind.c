@@ -36,6 +36,12 @@
  * writes them.  Never throws: no palloc, no ERROR (it runs inside LLVM's
  * call stack, as every sink callback does).
  *
+ * Copyright (c) 2026, The jitprof Developers
+ * Distributed under the PostgreSQL License (the file LICENSE).
+ *
+ * IDENTIFICATION
+ *	  src/sinks/jitdump_unwind.c
+ *
  *-------------------------------------------------------------------------
  */
 #include "postgres.h"

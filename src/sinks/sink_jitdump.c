@@ -57,6 +57,12 @@
  * (plan_unwinding), against that cap and that table; only the bytes of the
  * unwinding records, which need none of it, are in jitdump_unwind.c.
  *
+ * Copyright (c) 2026, The jitprof Developers
+ * Distributed under the PostgreSQL License (the file LICENSE).
+ *
+ * IDENTIFICATION
+ *	  src/sinks/sink_jitdump.c
+ *
  *-------------------------------------------------------------------------
  */
 #include "postgres.h"

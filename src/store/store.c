@@ -31,6 +31,12 @@
  *	  store_evict.c	 making room: eviction, and the rows that go with it
  *	  store_file.c	 the statistics file, saved at shutdown, loaded at start
  *
+ * Copyright (c) 2026, The jitprof Developers
+ * Distributed under the PostgreSQL License (the file LICENSE).
+ *
+ * IDENTIFICATION
+ *	  src/store/store.c
+ *
  *-------------------------------------------------------------------------
  */
 #include "postgres.h"

@@ -16,6 +16,12 @@
  * query (jp_store_flush).  The SQL functions read a copy of the store taken
  * under its lock (jp_store_copy).
  *
+ * Copyright (c) 2026, The jitprof Developers
+ * Distributed under the PostgreSQL License (the file LICENSE).
+ *
+ * IDENTIFICATION
+ *	  src/store/store.h
+ *
  *-------------------------------------------------------------------------
  */
 #ifndef JITPROF_STORE_H

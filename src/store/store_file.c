@@ -26,6 +26,12 @@
  *
  * Both run in the postmaster, when no backend is there to take the lock.
  *
+ * Copyright (c) 2026, The jitprof Developers
+ * Distributed under the PostgreSQL License (the file LICENSE).
+ *
+ * IDENTIFICATION
+ *	  src/store/store_file.c
+ *
  *-------------------------------------------------------------------------
  */
 #include "postgres.h"

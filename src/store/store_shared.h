@@ -17,6 +17,12 @@
  * enough; the sampler's signal handler never comes here.  The postmaster
  * loads and saves the statistics file with no lock, when no backend runs.
  *
+ * Copyright (c) 2026, The jitprof Developers
+ * Distributed under the PostgreSQL License (the file LICENSE).
+ *
+ * IDENTIFICATION
+ *	  src/store/store_shared.h
+ *
  *-------------------------------------------------------------------------
  */
 #ifndef JITPROF_STORE_SHARED_H

@@ -25,6 +25,12 @@
  * Privacy as in jitprof_hotspots: another role's rows show no query ID,
  * symbol or detail unless the reader may see all statistics.
  *
+ * Copyright (c) 2026, The jitprof Developers
+ * Distributed under the PostgreSQL License (the file LICENSE).
+ *
+ * IDENTIFICATION
+ *	  src/views/hotspot_steps.c
+ *
  *-------------------------------------------------------------------------
  */
 #include "postgres.h"

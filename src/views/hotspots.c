@@ -21,6 +21,12 @@
  * Without shared_preload_libraries there is no store, and every function
  * raises an ERROR saying so.
  *
+ * Copyright (c) 2026, The jitprof Developers
+ * Distributed under the PostgreSQL License (the file LICENSE).
+ *
+ * IDENTIFICATION
+ *	  src/views/hotspots.c
+ *
  *-------------------------------------------------------------------------
  */
 #include "postgres.h"

@@ -17,6 +17,12 @@
  * its query's few rows.  Functions without samples print nothing and add
  * nothing, and are passed over at once.
  *
+ * Copyright (c) 2026, The jitprof Developers
+ * Distributed under the PostgreSQL License (the file LICENSE).
+ *
+ * IDENTIFICATION
+ *	  src/views/plan_folded.c
+ *
  *-------------------------------------------------------------------------
  */
 #include "postgres.h"

@@ -24,6 +24,12 @@
  * the reader is a superuser or has pg_read_all_stats; jitprof_explain and
  * the folded paths use only the rows the reader may see.
  *
+ * Copyright (c) 2026, The jitprof Developers
+ * Distributed under the PostgreSQL License (the file LICENSE).
+ *
+ * IDENTIFICATION
+ *	  src/views/plan_nodes.c
+ *
  *-------------------------------------------------------------------------
  */
 #include "postgres.h"

@@ -18,6 +18,12 @@
  * hotspot_steps.c, which use neither; plan_explain.c and plan_folded.c use
  * plan_nodes.c through plan_rows.h, the folder's inner header.
  *
+ * Copyright (c) 2026, The jitprof Developers
+ * Distributed under the PostgreSQL License (the file LICENSE).
+ *
+ * IDENTIFICATION
+ *	  src/views/views.h
+ *
  *-------------------------------------------------------------------------
  */
 #ifndef JITPROF_VIEWS_H
