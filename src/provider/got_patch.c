@@ -3,45 +3,16 @@
  * got_patch.c
  *	  Rebind some of one loaded library's calls, through its GOT.
  *
- * jitprof has to give llvmjit.so its own object layer: llvmjit.so creates
- * one by calling an LLVM C API function, and has no hook for it.  That call
- * is an undefined dynamic symbol of llvmjit.so, bound by the dynamic loader
- * when llvmjit.so is loaded (llvmjit.so is linked BIND_NOW, and PostgreSQL
- * loads libraries RTLD_NOW): the address of libLLVM's function sits in
- * llvmjit.so's global offset table (GOT), in an entry named by one of its
- * dynamic relocations (R_X86_64_JUMP_SLOT for a call through the PLT,
- * R_X86_64_GLOB_DAT for one through the GOT).
+ * jp_got_patch() rewrites the GOT entries through which one library
+ * (llvmjit.so) calls an interposer table's functions, so that only that
+ * library's calls change, whatever was loaded first.
  *
- * jp_got_patch() finds those entries for each function of an interposer
- * table, remembers the address each holds as the original function, and
- * writes the replacement's address instead.  Only that library's calls
- * change: libLLVM, and any other library calling it, keep their bindings.
- * Unlike defining the functions in a library that must come before libLLVM
- * in the global scope, this works whatever was loaded first.
- *
- * How.  dl_iterate_phdr() finds the library by an address inside it (its
- * _PG_jit_provider_init) and gives its program headers; PT_DYNAMIC gives
- * the dynamic section with the symbol, string and relocation tables.  The
- * dynamic loader may or may not have relocated those table addresses in
- * place, so an address is taken as it is when it falls inside the library's
- * mapped segments, else as an offset from its base, else refused.  The GOT
- * is in the RELRO region, which the loader made read-only once it was done:
- * a page of it is made writable with mprotect() for the write, and made
- * read-only again.  Each write is read back before it is relied on.
- *
- * Contract.  It runs in a backend's only thread, before the library calls
- * any of the functions (llvmjit.so calls them on its first compilation), so
- * no call races with a write.  It is idempotent: an entry that already holds
- * the replacement is left alone (a process that loads the library again, as
- * a parallel worker loading its leader's libraries, finds it so).  Either
- * every entry of every found function is rebound, or none is: a failure
- * puts the entries written so far back, and the library runs as it was.
- * A function with no entry is one the library never calls; that is fine
- * unless the interposer is marked required.  Failures give one WARNING and
- * return false; nothing here throws or can crash the backend.
- *
- * Architectures.  Only x86-64 is implemented and tested.  Elsewhere
- * jp_got_patch() returns false after a WARNING, and llvmjit runs stock.
+ * Contract: it runs on a backend's only thread before the library calls
+ * any of the functions, so no call races with a write.  It is idempotent,
+ * and all or nothing: a failure puts back what it wrote, gives one WARNING
+ * and returns false; nothing here throws or can crash the backend.  x86-64
+ * only; elsewhere it returns false and llvmjit runs stock.  How and why:
+ * doc/provider.md.
  *
  * Copyright (c) 2026, The jitprof Developers
  * Distributed under the PostgreSQL License (the file LICENSE).
