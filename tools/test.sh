@@ -27,8 +27,8 @@
 # every leg.
 #
 # Results are counted in units: a unit is one pg_regress suite (a name in
-# the Makefile's REGRESS), one TAP file, check_layers (the include rules
-# of doc/architecture.md and their self-test, run in every mode),
+# the Makefile's REGRESS), one TAP file, check_layers (the include and
+# symbol rules of doc/architecture.md and their self-test, every mode),
 # check_versions (tools/check_versions.pl and its self-test, every mode) or,
 # with JITPROF_INSTALLED, installed_package (below).  A unit is skipped when it
 # skipped all its tests (a TAP file's skip_all), passed when all its tests
@@ -162,10 +162,12 @@ pgxs_installcheck() {
 }
 
 # The layering of src/ (doc/architecture.md), whichever tests run: the
-# build checked it already; the self-test shows that each rule still fails
-# when broken.
+# includes, and the symbols each object uses from another (the Makefile's
+# check-layer-symbols, which builds the objects if they are not there); the
+# self-test shows that each rule still fails when broken.
 echo "== layers (tools/check_layers.pl)"
 if perl "$here"/check_layers.pl "$TOP"/src &&
+	make -s -C "$TOP" check-layer-symbols &&
 	perl "$here"/check_layers.pl --self-test "$TOP"/src >"$work"/layers.log 2>&1; then
 	count check_layers passed
 else

@@ -123,16 +123,6 @@ static const struct config_enum_entry debug_level_options[] = {
 	{NULL, 0, false}
 };
 
-const char *
-jp_level_name(int level)
-{
-	static const char *const names[JP_NUM_LEVELS] = {
-		"off", "jit", "jit+opt", "jit+inline", "all"
-	};
-
-	return level >= 0 && level < JP_NUM_LEVELS ? names[level] : "?";
-}
-
 static int
 level_of_flags(int flags)
 {

@@ -154,9 +154,12 @@ extern bool jp_advisor_available(void);
 extern JpAdvisorEntry *jp_advisor_copy(int64 *nentries);
 extern void jp_advisor_counts(JpAdvisorCounts *counts);
 extern void jp_advisor_reset(void);
+
+/* advisor_stats.c: statistics and verdicts, from an entry's numbers only */
 extern void jp_advisor_judge(const JpAdvisorEntry *entry,
 							 JpAdvisorJudgement *out);
 extern const char *jp_level_name(int level);
+extern double jp_level_cpu_stddev(const JpLevelStats *s);
 
 /* advisor_file.c: the table saved at shutdown, loaded at start */
 extern JpAdvisorEntry *jp_advisor_file_load(int64 max_entries, int64 *nentries,
@@ -169,6 +172,5 @@ extern int	jp_level_at(const JpThresholds *t, double cost);
 extern double jp_workload_cpu(const JpAdviceQuery *q, int n,
 							  const JpThresholds *t);
 extern void jp_advise(const JpAdviceQuery *q, int n, JpThresholds *best);
-extern double jp_level_cpu_stddev(const JpLevelStats *s);
 
 #endif							/* JITPROF_ADVISOR_H */
