@@ -278,29 +278,17 @@ remove_interrupted_save(void)
 }
 
 /*
- * Read the file saved at the last clean shutdown.  Runs in the postmaster
- * before any backend exists, so no lock is needed.  Anything wrong with the
- * file is a WARNING and an empty store, never an error and never a wait:
- * the file is opened without following symbolic links and without blocking
- * (a FIFO there would otherwise block start-up until someone writes to it),
- * and must be a regular file whose size is exactly what its header
- * announces before anything is allocated from that header.
+ * Open the saved statistics file for jp_store_load, or return -1 after
+ * saying why not (a missing file is not worth a word).  It is opened without
+ * following symbolic links and without blocking (a FIFO there would
+ * otherwise block start-up until someone writes to it), and must be a
+ * regular file; *st is its status.  "interrupted": a save's temporary file
+ * was found and removed (remove_interrupted_save), which is logged here.
  */
-void
-jp_store_load(void)
+static int
+store_file_open(bool interrupted, struct stat *st)
 {
 	int			fd;
-	struct stat st;
-	StoreFileHeader header;
-	pg_crc32c	crc;
-	pg_crc32c	file_crc;
-	JpStoreEntry *entries = NULL;
-	JpStoreNodeEntry *nodes = NULL;
-	JpStoreStepEntry *steps = NULL;
-	StoreFileCounters saved;
-	uint64		expected;
-	int64		dropped;
-	bool		interrupted = remove_interrupted_save();
 	int			open_errno;
 
 	fd = OpenTransientFile(STORE_FILE,
@@ -330,9 +318,9 @@ jp_store_load(void)
 					 errmsg("could not open jitprof statistics file \"%s\": %m",
 							STORE_FILE),
 					 errdetail("Hotspot statistics start empty.")));
-		return;
+		return -1;
 	}
-	if (fstat(fd, &st) != 0)
+	if (fstat(fd, st) != 0)
 	{
 		ereport(WARNING,
 				(errcode_for_file_access(),
@@ -340,9 +328,9 @@ jp_store_load(void)
 						STORE_FILE),
 				 errdetail("Hotspot statistics start empty.")));
 		CloseTransientFile(fd);
-		return;
+		return -1;
 	}
-	if (!S_ISREG(st.st_mode))
+	if (!S_ISREG(st->st_mode))
 	{
 		ereport(WARNING,
 				(errmsg("ignoring jitprof statistics file \"%s\" because it is not a regular file",
@@ -351,67 +339,114 @@ jp_store_load(void)
 				 errhint("Remove \"%s\"; jitprof writes a regular file there at the next clean shutdown.",
 						 STORE_FILE)));
 		CloseTransientFile(fd);
-		return;
+		return -1;
 	}
+
+	return fd;
+}
+
+/*
+ * Read and check the header of the saved statistics file, open as fd with
+ * status *st.  This is where the file's own numbers are trusted, so it is
+ * the dangerous part of loading: it returns true only when the header is
+ * this version's, with this build's entry sizes, and the file's size is
+ * exactly what its counts announce, so that the caller may size its
+ * allocations and reads from them.  Otherwise the file has been reported
+ * (a WARNING) and removed, and it returns false.
+ */
+static bool
+store_file_read_header(int fd, const struct stat *st, StoreFileHeader *header)
+{
+	uint64		expected;
 
 	/*
 	 * A file of an earlier format starts with the same magic number and
 	 * version field; its header may be shorter than today's.
 	 */
-	memset(&header, 0, sizeof(header));
-	if (st.st_size < (off_t) offsetof(StoreFileHeader, entry_size) ||
-		!jp_read_all(fd, &header, offsetof(StoreFileHeader, entry_size)))
+	memset(header, 0, sizeof(*header));
+	if (st->st_size < (off_t) offsetof(StoreFileHeader, entry_size) ||
+		!jp_read_all(fd, header, offsetof(StoreFileHeader, entry_size)))
 	{
 		store_file_bad(gettext_noop("The file is shorter than its header. It has been removed, and hotspot statistics start empty."));
-		goto done;
+		return false;
 	}
-	if (header.magic == STORE_MAGIC && header.version < STORE_VERSION)
+	if (header->magic == STORE_MAGIC && header->version < STORE_VERSION)
 	{
 		ereport(WARNING,
 				(errmsg("ignoring jitprof statistics file \"%s\" because it is corrupt or was written by another version of jitprof",
 						STORE_FILE),
 				 errdetail("The file has format %u, written by an earlier version of jitprof, and this version reads format %d only. It has been removed, and hotspot statistics start empty.",
-						   header.version, STORE_VERSION)));
+						   header->version, STORE_VERSION)));
 		unlink(STORE_FILE);
-		goto done;
+		return false;
 	}
-	if (st.st_size < (off_t) sizeof(header) ||
-		!jp_read_all(fd, (char *) &header + offsetof(StoreFileHeader, entry_size),
-					 sizeof(header) - offsetof(StoreFileHeader, entry_size)))
+	if (st->st_size < (off_t) sizeof(*header) ||
+		!jp_read_all(fd, (char *) header + offsetof(StoreFileHeader, entry_size),
+					 sizeof(*header) - offsetof(StoreFileHeader, entry_size)))
 	{
 		store_file_bad(gettext_noop("The file is shorter than its header. It has been removed, and hotspot statistics start empty."));
-		goto done;
+		return false;
 	}
-	if (header.magic != STORE_MAGIC ||
-		header.version != STORE_VERSION ||
-		header.entry_size != sizeof(JpStoreEntry) ||
-		header.max_symbol != JP_SYMBOL_LEN ||
-		header.node_entry_size != sizeof(JpStoreNodeEntry) ||
-		header.step_entry_size != sizeof(JpStoreStepEntry))
+	if (header->magic != STORE_MAGIC ||
+		header->version != STORE_VERSION ||
+		header->entry_size != sizeof(JpStoreEntry) ||
+		header->max_symbol != JP_SYMBOL_LEN ||
+		header->node_entry_size != sizeof(JpStoreNodeEntry) ||
+		header->step_entry_size != sizeof(JpStoreStepEntry))
 	{
 		store_file_bad(gettext_noop("The file header has the wrong magic number, version or entry size. It has been removed, and hotspot statistics start empty."));
-		goto done;
+		return false;
 	}
 
 	/* trust the entry count only if the file's size agrees with it */
-	expected = sizeof(header) + sizeof(StoreFileCounters) + sizeof(pg_crc32c);
-	if (header.nentries < 0 || header.nnodes < 0 || header.nsteps < 0 ||
-		header.nentries > (int64) ((PG_INT64_MAX / 4 - expected) / sizeof(JpStoreEntry)) ||
-		header.nnodes > (int64) ((PG_INT64_MAX / 4) / sizeof(JpStoreNodeEntry)) ||
-		header.nsteps > (int64) ((PG_INT64_MAX / 4) / sizeof(JpStoreStepEntry)) ||
-		(uint64) st.st_size != expected +
-		(uint64) header.nentries * sizeof(JpStoreEntry) +
-		(uint64) header.nnodes * sizeof(JpStoreNodeEntry) +
-		(uint64) header.nsteps * sizeof(JpStoreStepEntry))
+	expected = sizeof(*header) + sizeof(StoreFileCounters) + sizeof(pg_crc32c);
+	if (header->nentries < 0 || header->nnodes < 0 || header->nsteps < 0 ||
+		header->nentries > (int64) ((PG_INT64_MAX / 4 - expected) / sizeof(JpStoreEntry)) ||
+		header->nnodes > (int64) ((PG_INT64_MAX / 4) / sizeof(JpStoreNodeEntry)) ||
+		header->nsteps > (int64) ((PG_INT64_MAX / 4) / sizeof(JpStoreStepEntry)) ||
+		(uint64) st->st_size != expected +
+		(uint64) header->nentries * sizeof(JpStoreEntry) +
+		(uint64) header->nnodes * sizeof(JpStoreNodeEntry) +
+		(uint64) header->nsteps * sizeof(JpStoreStepEntry))
 	{
 		ereport(WARNING,
 				(errmsg("ignoring jitprof statistics file \"%s\" because it is corrupt or was written by another version of jitprof",
 						STORE_FILE),
 				 errdetail("The file is %lld bytes long, which does not match the %lld entries its header announces. It has been removed, and hotspot statistics start empty.",
-						   (long long) st.st_size, (long long) header.nentries)));
+						   (long long) st->st_size, (long long) header->nentries)));
 		unlink(STORE_FILE);
-		goto done;
+		return false;
 	}
+
+	return true;
+}
+
+/*
+ * Read the file saved at the last clean shutdown.  Runs in the postmaster
+ * before any backend exists, so no lock is needed.  Anything wrong with the
+ * file is a WARNING and an empty store, never an error and never a wait
+ * (store_file_open); nothing is allocated from the header before
+ * store_file_read_header has checked it against the file's size.
+ */
+void
+jp_store_load(void)
+{
+	int			fd;
+	struct stat st;
+	StoreFileHeader header;
+	pg_crc32c	crc;
+	pg_crc32c	file_crc;
+	JpStoreEntry *entries = NULL;
+	JpStoreNodeEntry *nodes = NULL;
+	JpStoreStepEntry *steps = NULL;
+	StoreFileCounters saved;
+	int64		dropped;
+
+	fd = store_file_open(remove_interrupted_save(), &st);
+	if (fd < 0)
+		return;
+	if (!store_file_read_header(fd, &st, &header))
+		goto done;
 
 	INIT_CRC32C(crc);
 	COMP_CRC32C(crc, &header, sizeof(header));
