@@ -14,7 +14,8 @@
 # (llvm) uses core only, and nothing includes it; there is no circle between
 # folders, nor between files: by includes, and by calls (a function of one
 # object file used by another), where a module folder (%MODULE_FOLDERS)
-# counts as one file.  Each broken rule is printed with the file, the
+# counts as one file; a setting (a jitprof_* variable) of a folder other
+# than core is read only inside it.  Each broken rule is printed with the file, the
 # include (or symbol) and the rule, and the exit status is 1.
 use strict;
 use warnings;
@@ -226,6 +227,13 @@ sub check_symbols
 			  if $fnode ne $tnode && $is_function{$sym};
 			next if $to eq $from;
 			$folder_graph{$from}{$to} = 1;
+			if ($sym =~ /^jitprof_/ && !$is_function{$sym} && $to ne 'core')
+			{
+				push @errors, "$obj ($library): reads $sym of $def: another"
+				  . " folder's setting is read through a function of its"
+				  . " header (core/settings.c)";
+				next;
+			}
 			my $why = layer_rule($from, $to) or next;
 			push @errors, "$obj ($library): uses $sym of $def: $why";
 		}
@@ -340,22 +348,19 @@ sub self_test
 		sub { append("$_[0]/stray.c", "#include \"core/core.h\"\n") },
 		qr{^stray\.c: every source file but src/jitprof\.c is in a layer's folder});
 
-	# by symbols: two objects whose functions call each other
-	my $calls = sub {
-		my ($what, $folder, $pattern) = @_;
+	# by symbols: objects compiled from the given sources
+	my $objects = sub {
+		my ($what, $sources, $pattern) = @_;
 		my $dir = tempdir(CLEANUP => 1);
-		make_path("$dir/src/$folder");
-		my %body = (
-			circle_a => "void jp_circle_b(void);\nvoid jp_circle_a(void) { jp_circle_b(); }\n",
-			circle_b => "void jp_circle_a(void);\nvoid jp_circle_b(void) { jp_circle_a(); }\n");
 		my @objects;
-		for my $f (sort keys %body)
+		for my $f (sort keys %$sources)
 		{
-			append("$dir/src/$folder/$f.c", $body{$f});
-			system($ENV{CC} // 'cc', '-c', '-o', "$dir/src/$folder/$f.o",
-				"$dir/src/$folder/$f.c") == 0
-			  or die "cannot compile $dir/src/$folder/$f.c\n";
-			push @objects, "$dir/src/$folder/$f.o";
+			make_path(dirname("$dir/src/$f"));
+			append("$dir/src/$f", $sources->{$f});
+			(my $obj = "$dir/src/$f") =~ s/\.c$/.o/;
+			system($ENV{CC} // 'cc', '-c', '-o', $obj, "$dir/src/$f") == 0
+			  or die "cannot compile $dir/src/$f\n";
+			push @objects, $obj;
 		}
 		my @errors = check_symbols("$dir/src", 'jitprof.so', @objects);
 		my $ok = defined $pattern
@@ -370,11 +375,42 @@ sub self_test
 			$failed++;
 		}
 	};
-	$calls->(
+	my $circle = sub {
+		my ($folder) = @_;
+		return {
+			"$folder/circle_a.c" => "void jp_circle_b(void);\n"
+			  . "void jp_circle_a(void) { jp_circle_b(); }\n",
+			"$folder/circle_b.c" => "void jp_circle_a(void);\n"
+			  . "void jp_circle_b(void) { jp_circle_a(); }\n"
+		};
+	};
+	$objects->(
 		'two files of one folder calling each other fail',
-		'names',
+		$circle->('names'),
 		qr{^circle between files \(jitprof\.so, by symbols\): names/circle_a\.c -> names/circle_b\.c -> names/circle_a\.c$});
-	$calls->('the same in a module folder (sampler) passes', 'sampler', undef);
+	$objects->('the same in a module folder (sampler) passes',
+		$circle->('sampler'), undef);
+	$objects->(
+		'a call pointing up fails',
+		{
+			'store/up.c' => "void jp_top(void);\nvoid jp_up(void) { jp_top(); }\n",
+			'sampler/top.c' => "void jp_top(void) { }\n"
+		},
+		qr{/store/up\.o \(jitprof\.so\): uses jp_top of .*: store is below sampler});
+	$objects->(
+		'reading another folder\'s setting fails',
+		{
+			'views/reader.c' => "extern int jitprof_x;\nint jp_read(void) { return jitprof_x; }\n",
+			'store/owner.c' => "int jitprof_x = 1;\n"
+		},
+		qr{/views/reader\.o \(jitprof\.so\): reads jitprof_x of .*: another folder's setting is read through a function});
+	$objects->(
+		'reading core\'s setting passes',
+		{
+			'views/reader.c' => "extern int jitprof_x;\nint jp_read(void) { return jitprof_x; }\n",
+			'core/owner.c' => "int jitprof_x = 1;\n"
+		},
+		undef);
 	print "1..$n\n";
 	return $failed ? 1 : 0;
 }

@@ -29,7 +29,9 @@
 # Results are counted in units: a unit is one pg_regress suite (a name in
 # the Makefile's REGRESS), one TAP file, check_layers (the include and
 # symbol rules of doc/architecture.md and their self-test, every mode),
-# check_versions (tools/check_versions.pl and its self-test, every mode) or,
+# check_settings (README's table of settings against src/, and its
+# self-test, every mode), check_versions (tools/check_versions.pl and its
+# self-test, every mode) or,
 # with JITPROF_INSTALLED, installed_package (below).  A unit is skipped when it
 # skipped all its tests (a TAP file's skip_all), passed when all its tests
 # passed and the logs of the servers it ran show no crash, and failed
@@ -173,6 +175,17 @@ if perl "$here"/check_layers.pl "$TOP"/src &&
 else
 	cat "$work"/layers.log
 	count check_layers failed "tools/check_layers.pl"
+fi
+
+# README's table of settings lists every setting src/ defines, and nothing
+# else (tools/check_settings.pl), and each rule fails when broken.
+echo "== settings (tools/check_settings.pl)"
+if perl "$here"/check_settings.pl "$TOP" &&
+	perl "$here"/check_settings.pl --self-test >"$work"/settings.log 2>&1; then
+	count check_settings passed
+else
+	cat "$work"/settings.log
+	count check_settings failed "tools/check_settings.pl"
 fi
 
 # The versions that META.json, the control files and debian/changelog name

@@ -135,8 +135,8 @@ typedef struct JitprofSink
 } JitprofSink;
 
 /*
- * settings.c: the settings read by more than one layer (the one kind of
- * variable a layer exports, read-only, as PostgreSQL's own GUCs are).
+ * settings.c: the settings that more than one layer acts on (the one kind
+ * of variable a layer exports, read-only, as PostgreSQL's own GUCs are).
  * jitprof_llvm.so reads some through JitprofCoreTable.
  */
 extern int	jitprof_linker;
@@ -149,6 +149,7 @@ extern bool jitprof_perf_jitdump;
 extern char *jitprof_jitdump_dir;
 extern bool jitprof_jitdump_unwinding;
 extern int	jitprof_jitdump_max_size;
+extern bool jitprof_save;
 extern bool jitprof_preloaded;
 extern void jp_settings_init(void);
 

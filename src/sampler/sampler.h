@@ -25,8 +25,8 @@
 #include "core/core.h"
 
 /* sampler_hooks.c: GUCs, hooks and the compile-time questions */
-extern int	jitprof_sample_rate;
 extern void jp_sampler_init(void);
+extern int	jp_sampler_rate(void);
 extern int64 jp_execution_queryid(EState *estate);
 
 /* sampler_nodes.c: the plan node whose expressions are being compiled */

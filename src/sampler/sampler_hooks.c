@@ -767,6 +767,13 @@ sampler_xact_callback(XactEvent event, void *arg)
 			jp_exec_fail(&jp_sig.execs[i]);
 }
 
+/* jitprof.sample_rate, in samples per CPU second (0: off) */
+int
+jp_sampler_rate(void)
+{
+	return jitprof_sample_rate;
+}
+
 /*
  * The query ID that JIT code compiled for estate's plan is named after, so
  * that names carry the query ID their rows carry: the plan's own, or, for a

@@ -80,7 +80,6 @@ typedef struct StoreTable
 int			jitprof_max_hotspots = 5000;
 int			jitprof_max_plan_nodes = 20000;
 int			jitprof_max_steps = 20000;
-bool		jitprof_save = true;
 
 StoreShared *jp_store_header = NULL;
 HTAB	   *jp_hotspot_hash = NULL;
@@ -288,18 +287,18 @@ store_shmem_startup(void)
 	}
 }
 
+/* the sizes of the three tables, as set at server start */
+void
+jp_store_limits(int *max_hotspots, int *max_plan_nodes, int *max_steps)
+{
+	*max_hotspots = jitprof_max_hotspots;
+	*max_plan_nodes = jitprof_max_plan_nodes;
+	*max_steps = jitprof_max_steps;
+}
+
 void
 jp_store_init(void)
 {
-	DefineCustomBoolVariable("jitprof.save",
-							 "Saves hotspot statistics across server shutdowns.",
-							 NULL,
-							 &jitprof_save,
-							 true,
-							 PGC_SIGHUP,
-							 0,
-							 NULL, NULL, NULL);
-
 	/* a PGC_POSTMASTER setting can only be defined at server start */
 	if (!process_shared_preload_libraries_in_progress)
 		return;

@@ -41,6 +41,11 @@ typedef struct StoreShared
 	int64		steps_dropped;	/* step rows that found no room */
 } StoreShared;
 
+/* store.c: its settings (jp_store_limits shows them to other folders) */
+extern int	jitprof_max_hotspots;
+extern int	jitprof_max_plan_nodes;
+extern int	jitprof_max_steps;
+
 /* store.c: the shared memory, set at start-up */
 extern StoreShared *jp_store_header;
 extern HTAB *jp_hotspot_hash;	/* JpStoreEntry rows */

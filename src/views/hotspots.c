@@ -262,6 +262,9 @@ sampler_row(FunctionCallInfo fcinfo, int ncols)
 	int64		node_entries;
 	int64		step_entries;
 	int64		steps_dropped;
+	int			max_hotspots;
+	int			max_plan_nodes;
+	int			max_steps;
 	int			i = 0;
 
 	jp_store_require();
@@ -272,9 +275,10 @@ sampler_row(FunctionCallInfo fcinfo, int ncols)
 	jp_store_health(&health, &evictions, &entries, &stats_reset);
 	node_entries = jp_store_node_count();
 	jp_store_step_counts(&step_entries, &steps_dropped);
+	jp_store_limits(&max_hotspots, &max_plan_nodes, &max_steps);
 
 	memset(nulls, 0, sizeof(nulls));
-	values[i++] = Int32GetDatum(jitprof_sample_rate);
+	values[i++] = Int32GetDatum(jp_sampler_rate());
 	values[i++] = Int64GetDatum(health.samples_taken);
 	values[i++] = Int64GetDatum(health.samples_jit_self);
 	values[i++] = Int64GetDatum(health.samples_jit_total);
@@ -283,17 +287,17 @@ sampler_row(FunctionCallInfo fcinfo, int ncols)
 	values[i++] = Int64GetDatum(health.flushes);
 	values[i++] = Int64GetDatum(evictions);
 	values[i++] = Int64GetDatum(entries);
-	values[i++] = Int32GetDatum(jitprof_max_hotspots);
+	values[i++] = Int32GetDatum(max_hotspots);
 	values[i++] = TimestampTzGetDatum(stats_reset);
 	values[i++] = Int64GetDatum(health.samples_other_execution);
 	values[i++] = Int64GetDatum(health.samples_in_flush);
 	values[i++] = Int64GetDatum(health.executions_untracked);
 	values[i++] = Int64GetDatum(health.forward_fallbacks);
 	values[i++] = Int64GetDatum(node_entries);
-	values[i++] = Int32GetDatum(jitprof_max_plan_nodes);
+	values[i++] = Int32GetDatum(max_plan_nodes);
 	values[i++] = Int64GetDatum(health.plan_nodes_dropped);
 	values[i++] = Int64GetDatum(step_entries);
-	values[i++] = Int32GetDatum(jitprof_max_steps);
+	values[i++] = Int32GetDatum(max_steps);
 	values[i++] = Int64GetDatum(steps_dropped);
 	Assert(i == SAMPLER_COLS);
 
