@@ -225,6 +225,62 @@ SELECT * FROM names_run($$INSERT INTO names_g SELECT g FROM generate_series(1, 5
 SELECT * FROM names_run($$SELECT * FROM (VALUES (1, (SELECT max(id) FROM names_u)), (2, 3)) v(a, b)$$);
 DROP TABLE names_g;
 
+-- EXPLAIN (doc/names.md, "EXPLAIN"): the query of a top-level EXPLAIN
+-- ANALYZE is charged to the EXPLAIN statement (one execution of it, as
+-- pg_stat_statements counts it at top level), and its functions are named
+-- with that statement's query ID, the one their rows carry, not with the
+-- Query Identifier that EXPLAIN (VERBOSE) prints for the query.  Each case
+-- runs in a new connection and keeps what jitprof_functions lists right
+-- after it (its code alone: the table function is read before any code of
+-- the CREATE TABLE AS runs); the plans go to /dev/null (they hold timings).
+\c -
+SET names.k = '150';
+SELECT names_qid('SELECT sum(val) FILTER (WHERE grp > 2) FROM names_t WHERE id % 4 = 1') AS own_agg,
+       names_qid($$SELECT count(*) FROM names_p WHERE k = current_setting('names.k')::int$$) AS own_prune
+\gset
+\c -
+EXPLAIN (ANALYZE) SELECT sum(val) FILTER (WHERE grp > 2) FROM names_t WHERE id % 4 = 1 \g /dev/null
+CREATE TEMP TABLE names_x AS SELECT queryid, symbol FROM jitprof_functions;
+SELECT DISTINCT regexp_replace(symbol, '^q-?[0-9]+', 'q<id>') AS symbol FROM names_x ORDER BY 1;
+SELECT count(DISTINCT queryid) AS query_ids,
+       bool_and(queryid <> :own_agg) AS not_the_query_own_id,
+       bool_and(symbol LIKE 'q' || queryid || '#%') AS named_with_it,
+       bool_and(queryid IN (SELECT queryid FROM jitprof_queries WHERE executions = 1))
+         AS one_execution_of_it,
+       bool_and((queryid, symbol) IN (SELECT queryid, symbol FROM jitprof_hotspots))
+         AS rows_carry_it
+  FROM names_x;
+DROP TABLE names_x;
+-- Plain EXPLAIN counts no execution and has no rows.  The only code it runs
+-- is initial partition pruning at executor start (PostgreSQL 15 and 17; 18
+-- prunes without JIT), named as under EXPLAIN ANALYZE, and so is that of
+-- EXPLAIN EXECUTE with a generic plan.
+\c -
+SET names.k = '150';
+EXPLAIN SELECT count(*) FROM names_p WHERE k = current_setting('names.k')::int \g /dev/null
+CREATE TEMP TABLE names_x AS SELECT queryid, symbol FROM jitprof_functions;
+SELECT regexp_replace(symbol, '^q-?[0-9]+', 'q<id>') AS symbol,
+       queryid <> :own_prune AS not_the_query_own_id,
+       symbol LIKE 'q' || queryid || '#%' AS named_with_it,
+       queryid NOT IN (SELECT queryid FROM jitprof_queries) AS no_rows
+  FROM names_x ORDER BY 1;
+DROP TABLE names_x;
+\c -
+SET names.k = '150';
+PREPARE names_pp AS SELECT count(*) FROM names_p WHERE k = current_setting('names.k')::int;
+SET plan_cache_mode = force_generic_plan;
+EXPLAIN EXECUTE names_pp \g /dev/null
+CREATE TEMP TABLE names_x AS SELECT queryid, symbol FROM jitprof_functions;
+SELECT regexp_replace(symbol, '^q-?[0-9]+', 'q<id>') AS symbol,
+       queryid <> :own_prune AS not_the_query_own_id,
+       symbol LIKE 'q' || queryid || '#%' AS named_with_it,
+       queryid NOT IN (SELECT queryid FROM jitprof_queries) AS no_rows
+  FROM names_x ORDER BY 1;
+DROP TABLE names_x;
+DEALLOCATE names_pp;
+RESET plan_cache_mode;
+RESET names.k;
+
 DROP FUNCTION names_run(text);
 DROP VIEW names_kv;
 DROP TABLE names_k, names_p;

@@ -74,6 +74,39 @@ jp_merge_actions(ResultRelInfo *rri, int kind)
 #endif
 
 /*
+ * 17's MERGE ... WHEN NOT MATCHED BY SOURCE: the executor tells MATCHED from
+ * NOT MATCHED BY SOURCE rows with the result relation's join condition,
+ * ri_MergeJoinCondition (NULL when there is no such action).  15 has none.
+ */
+#if PG_VERSION_NUM >= 170000
+static inline bool
+jp_is_merge_join_condition(ResultRelInfo *rri, ExprState *state)
+{
+	return rri->ri_MergeJoinCondition != NULL &&
+		rri->ri_MergeJoinCondition == state;
+}
+#else
+static inline bool
+jp_is_merge_join_condition(ResultRelInfo *rri, ExprState *state)
+{
+	return false;
+}
+#endif
+
+/*
+ * 17's JSON_TABLE keeps two lists of expressions in TableFuncScanState that
+ * XMLTABLE leaves empty: the PASSING arguments (passingvalexprs) and each
+ * column's value expression (colvalexprs).  15 has neither field.
+ */
+#if PG_VERSION_NUM >= 170000
+#define jp_tablefunc_passing(tfs) ((tfs)->passingvalexprs)
+#define jp_tablefunc_column_values(tfs) ((tfs)->colvalexprs)
+#else
+#define jp_tablefunc_passing(tfs) NIL
+#define jp_tablefunc_column_values(tfs) NIL
+#endif
+
+/*
  * This backend's slot among the regular backends, and its parallel leader's,
  * 1-based as 15's BackendId (0 for none): 17 numbers processes from 0
  * (ProcNumber, INVALID_PROC_NUMBER = -1), below MaxBackends for backends.

@@ -370,6 +370,8 @@ result_rel_role(ExprState *state, ResultRelInfo *rri, int index,
 		return found_nth(out, "new_tuple", index);
 	if (list_member_ptr(rri->ri_WithCheckOptionExprs, state))
 		return found(out, "check_option");
+	if (jp_is_merge_join_condition(rri, state))
+		return found(out, "merge_join_condition");
 
 	for (int kind = 0; kind < JP_MERGE_ACTION_KINDS; kind++)
 	{
@@ -682,6 +684,10 @@ node_role(ExprState *state, PlanState *ps, ExprRole *out)
 					return found(out, "tablefunc_default");
 				if (list_member_ptr(tfs->ns_uris, state))
 					return found(out, "tablefunc_namespace");
+				if (list_member_ptr(jp_tablefunc_passing(tfs), state))
+					return found(out, "tablefunc_passing");
+				if (list_member_ptr(jp_tablefunc_column_values(tfs), state))
+					return found(out, "tablefunc_column_value");
 			}
 			break;
 		case T_ForeignScanState:

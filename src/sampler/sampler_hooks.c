@@ -782,9 +782,12 @@ jp_sampler_rate(void)
  * code is charged to, jp_sig.current, which the sampler's sink reads when the
  * code is linked.  The query an EXPLAIN, CREATE TABLE AS or DECLARE runs is
  * charged to that statement, so it takes the statement's ID even where it
- * has one of its own (18 jumbles it).  A nested statement with an ID of its
- * own keeps it.  provider.c asks at compile_expr time and hands the ID to
- * naming.c.
+ * has one of its own (an EXPLAIN's on every version, a CTAS's or DECLARE's
+ * on 18): parallel workers, which get only the top-level ID, then name the
+ * code as the leader does (doc/names.md, "EXPLAIN").  Plain EXPLAIN's
+ * initial pruning code, the only code it emits, is named the same way.  A
+ * nested statement with an ID of its own keeps it.  provider.c asks at
+ * compile_expr time and hands the ID to naming.c.
  */
 int64
 jp_execution_queryid(EState *estate)
