@@ -4,26 +4,14 @@
  *	  Shared-memory store of hotspot statistics: its settings, its shared
  *	  memory and its start-up.
  *
- * A fixed-size shared hash table holds one entry per (user, database, query
- * ID, plan node, JIT function) and one summary entry per query.  Backends
- * add to it once per JIT execution (jp_store_flush, store_rows.c, called by
- * sampler_profile.c); the SQL functions in views/ read copies of it.
- *
- * A second and a third table, under the same lock, hold the plan-node rows
- * (one per plan node of a query, jitprof.max_plan_nodes of them) and the
- * step rows (one per expression step of a JIT function that was sampled,
- * jitprof.max_steps of them).  A plan-node row lives only as long as its
- * query's summary row, a step row only as long as its function's row, and
- * a step row is created only when its function's row exists: so a step
- * never claims more samples than its function, nor a function more than its
- * query.  Rows that find no room are counted (plan_nodes_dropped,
- * steps_dropped), never made room for.
- *
- * Each table has its own named shared-memory allocation ("jitprof
- * hotspots", "jitprof plan nodes", "jitprof steps"; the counters and the
- * lock's address are "jitprof store header"), sized at start for its cap,
- * so that pg_shmem_allocations shows what each costs.  A table's entries are
- * taken from it as the table grows, so the pages are touched only when used.
+ * Three fixed-size shared hash tables under one lock: one entry per (user,
+ * database, query ID, plan node, JIT function) and one summary entry per
+ * query; the plan-node rows; the step rows.  Each has its own named
+ * allocation, sized at start for its cap.  A plan-node row lives only as
+ * long as its query's summary row, and a step row as long as its function's
+ * row, so no row claims more samples than the one above it; rows that find
+ * no room are counted, never made room for.  Sizes and rules:
+ * doc/hotspots.md.
  *
  * The folder, one job a file (store_shared.h has the locking contract):
  *	  store.c		 settings, shared memory, start-up

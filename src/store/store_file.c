@@ -5,26 +5,15 @@
  *	  at the next start.
  *
  * With jitprof.save on, the postmaster writes the store to
- * pg_stat/jitprof.stat at clean shutdown (to jitprof.stat.tmp, then renamed
- * over it) and reads it back (then removes it) at start.  The file has a
- * magic number, a format version, the entry size and a CRC-32C of
- * everything; the counters, then the hotspot, plan-node and step rows follow
- * the header, all data and no pointer.  It is opened without following
- * symbolic links and without blocking, must be a regular file, and its size
- * must match the entry count of its header before anything is allocated; a
- * file failing any check is ignored with a WARNING.  So is a file of an
- * earlier format (3 or 4, whose function rows carry their ordinal only
- * inside the symbol): this build reads its own format only.  When the file
- * holds more entries than jitprof.max_hotspots (the setting was lowered),
- * the entries eviction would keep are loaded, each query's summary row with
- * its functions, and the rest are counted as evictions and logged.  After a
- * crash, shared memory is reinitialised and the store starts empty: nothing
- * is written on a crash, and the last file was removed when it was loaded,
- * as pg_stat_statements does with its own.  A postmaster killed while saving
- * is such a crash: the jitprof.stat.tmp it leaves is removed at the next
- * start, with one LOG line saying that the statistics were lost.
+ * pg_stat/jitprof.stat at a clean shutdown (through jitprof.stat.tmp,
+ * renamed over it) and reads it back, then removes it, at start.
  *
- * Both run in the postmaster, when no backend is there to take the lock.
+ * Contract: both run in the postmaster when no backend is there, so with no
+ * lock.  Loading never fails the start nor waits: a file that fails any
+ * check (see store_file_read_header) is a WARNING, removed, and the store
+ * starts empty; nothing is allocated from the header before the file's size
+ * agrees with it.  The format, crashes and interrupted saves:
+ * doc/hotspots.md and doc/hardening.md.
  *
  * Copyright (c) 2026, The jitprof Developers
  * Distributed under the PostgreSQL License (the file LICENSE).
