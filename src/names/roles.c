@@ -5,27 +5,14 @@
  *	  node's type name and the expression's role (doc/names.md).
  *
  * The executor keeps each ExprState it builds in a field of the plan
- * node's state (its qual, projection, hash keys, a SubPlan's arguments,
- * ...), or builds it from a field of the plan.  Finding the expression
- * there says what it was compiled for; an expression found nowhere we look
- * is "expr", never a guess.  Roles whose code is generated while the query
- * runs (hash aggregation's spill variants, a hashed SubPlan's tables, the
- * projections of a ModifyTable's result relations) carry the number that
- * identifies them; expressions built for a partition that tuple routing
- * opened carry the partition's OID.  An expression's deform functions take
- * the role of their fetch step.
+ * node's state, or builds it from a field of the plan; finding the
+ * expression there says what it was compiled for.  node_role() and the
+ * functions it dispatches to are doc/names.md's table of roles as code.
  *
- * This is the code that reads executor-state fields, so it is where the
- * names follow PostgreSQL's versions.  It only reads: naming.c calls it
- * while the linker waits for names, where nothing may throw.
- *
- * Some 800 lines, and one job: doc/names.md's table of roles, as code.
- * node_role() has one case per node type of that table and nothing else;
- * the helpers before it are the few ways an ExprState is found in a node's
- * state (a field, an array, a list the plan built it from, a SubPlan's
- * host, a result relation, a pruning step), which those cases share.  Split
- * by node type, every part would still need all the helpers, and the table
- * would be read from several files.
+ * Contract: it only reads, and never throws (naming.c calls it while the
+ * linker waits for names); an expression found nowhere we look is "expr",
+ * never a guess.  This is the code that reads executor-state fields, so it
+ * is where the names follow PostgreSQL's versions (core/compat.h).
  *
  * Copyright (c) 2026, The jitprof Developers
  * Distributed under the PostgreSQL License (the file LICENSE).
