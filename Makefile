@@ -79,16 +79,16 @@ POWA_DATA = \
 PGFILEDESC = "jitprof - JITLink-based JIT provider with per-query profiling"
 
 # "make installcheck" runs the pg_regress suites against a running server
-# that has jitprof in shared_preload_libraries and as its jit_provider (the
-# settings of test/jitprof.conf); each session forces JIT through PGOPTIONS.
-# It then runs the TAP tests in test/t/, which start clusters of their own
-# (run it as the server's OS user, not as root).  tools/test.sh does both
-# against a throwaway cluster.
+# that has jitprof in shared_preload_libraries and as its jit_provider
+# (README, "Installing"), reached as psql reaches it (PGHOST, PGPORT); each
+# session forces JIT through PGOPTIONS.  It then runs the TAP tests in
+# test/t/, which start clusters of their own.  Run it as the server's OS
+# user, not as root, in a tree that user can write.  tools/test.sh runs it
+# so, and once exactly as README writes it (its readme_installcheck unit).
 REGRESS = status names functions errors hotspots versions plan_nodes \
 	jit_advice
 TAP_TESTS = 1
 PROVE_TESTS = test/t/*.pl
-PROVE_FLAGS = -I $(srcdir)/test/lib
 
 EXTRA_CLEAN = $(LLVM_MODULE)$(DLSUFFIX) $(LLVM_OBJS) src/names/eeop_names.h
 
@@ -200,7 +200,17 @@ installcheck: export JITPROF_LLVM_CONFIG := $(JITPROF_LLVM_CONFIG)
 
 # The TAP tests configure their own clusters: keep the sessions' forced JIT
 # out of them.
-PROVE := env -u PGOPTIONS $(PROVE)
+#
+# test/lib holds the tests' modules.  PGXS's Makefile.global sets
+# "PROVE_FLAGS =" after this file is read (15, 17 and 18 alike), so the -I
+# is added here, after the include, and with override so that a
+# PROVE_FLAGS given on the command line (--timer, -j2, -v) adds to it
+# rather than dropping it.  prove runs in $(srcdir) (PGXS cds there), hence
+# the relative path.  prove's own -I reaches the test scripts but not prove
+# itself: prove runs under "perl -I test/lib" too, so that PROVE_FLAGS may
+# name test/lib's harness (--harness JitprofHarness, doc/testing.md).
+override PROVE_FLAGS += -I test/lib
+PROVE := env -u PGOPTIONS $(PERL) -I test/lib $(PROVE)
 
 # jitprof_llvm.so: linked by the C++ compiler, which adds libstdc++.
 all: $(LLVM_MODULE)$(DLSUFFIX)

@@ -7,7 +7,8 @@
 #   tools/build_test_module.sh NAME DIR [COMPILER ARGUMENTS...]
 #
 # JITPROF_BUILD_PG_CONFIG names the pg_config of the installed headers
-# (default: pg_config on PATH; a private JITPROF_PGTREE copy has none).
+# (default: pg_config on PATH; a private JITPROF_PGTREE copy links the
+# system's headers, tools/common.sh).
 set -euo pipefail
 
 if [ $# -lt 2 ]; then

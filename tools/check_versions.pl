@@ -14,7 +14,18 @@
 #  - debian/changelog's newest entry is that version with a Debian revision
 #    (1.3.0-1);
 #  - each default_version has an install script, or an update script that
-#    ends at it.
+#    ends at it;
+# and that the places that name its license and maintainer agree:
+#  - LICENSE is the PostgreSQL License: its copyright line, then the
+#    license's three paragraphs;
+#  - debian/copyright's "Files: *" has that copyright holder and year and
+#    "License: PostgreSQL", and its "License: PostgreSQL" paragraph is
+#    LICENSE's text (DEP-5 continuation lines, words compared);
+#  - META.json's "license" is "postgresql" (PGXN's name for it);
+#  - both control files' comments name the PostgreSQL License;
+#  - the maintainer of debian/control.in, debian/control, the newest
+#    debian/changelog entry, debian/copyright's Upstream-Contact and
+#    META.json's only "maintainer" is one name and address.
 # Each broken rule is printed, and the exit status is 1.
 use strict;
 use warnings;
@@ -121,7 +132,151 @@ sub problems
 		push @bad, "debian/changelog: version $version is not $want-REVISION (jitprof.control's default_version $default{jitprof})"
 		  unless $version =~ /^\Q$want\E-[0-9A-Za-z.+~]+$/;
 	}
+
+	# the license
+	my $license = slurp("$dir/LICENSE");
+	my ($holder, $license_text);
+	if (!defined $license)
+	{
+		push @bad, "$dir/LICENSE: missing";
+	}
+	elsif ($license !~ /^Copyright \(c\) (\d{4}(?:-\d{4})?), (.+?)\s*$/m)
+	{
+		push @bad, "LICENSE: no \"Copyright (c) YEAR, HOLDER\" line";
+	}
+	else
+	{
+		$holder = "$1 $2";
+		my $uc = uc $2;
+		$license_text = words(substr($license, $+[0]));
+		push @bad, "LICENSE: not the PostgreSQL License with $2 as the holder"
+		  unless $license_text =~ /^Permission to use, copy, modify, and distribute this software and its documentation for any purpose, without fee, and without a written agreement is hereby granted, provided that the above copyright notice and this paragraph and the following two paragraphs appear in all copies\. IN NO EVENT SHALL \Q$uc\E BE LIABLE .* THE SOFTWARE PROVIDED HEREUNDER IS ON AN "AS IS" BASIS, AND \Q$uc\E HAVE NO OBLIGATIONS TO PROVIDE MAINTENANCE, SUPPORT, UPDATES, ENHANCEMENTS, OR MODIFICATIONS\.$/;
+	}
+	my $copyright = slurp("$dir/debian/copyright");
+	my %para;
+	if (!defined $copyright)
+	{
+		push @bad, "$dir/debian/copyright: missing";
+	}
+	else
+	{
+		# DEP-5: paragraphs of fields; a continuation line starts with a
+		# space, and " ." is an empty line
+		for my $p (split /\n\s*\n/, $copyright)
+		{
+			my %f;
+			my $name;
+			for my $line (split /\n/, $p)
+			{
+				if ($line =~ /^(\S[^:]*):\s*(.*)$/)
+				{
+					$name = $1;
+					$f{$name} = $2;
+				}
+				elsif (defined $name && $line =~ /^\s+(.*)$/)
+				{
+					$f{$name} .= "\n" . ($1 eq '.' ? '' : $1);
+				}
+			}
+			if (defined $f{Files} && $f{Files} eq '*')
+			{
+				$para{files} = \%f;
+			}
+			elsif (defined $f{License} && !defined $f{Files} && !defined $f{Format})
+			{
+				my ($short, $text) = split /\n/, $f{License}, 2;
+				$para{"license $short"} = $text // '';
+			}
+			$para{header} = \%f if defined $f{Format};
+		}
+		my $files = $para{files};
+		if (!$files)
+		{
+			push @bad, "debian/copyright: no \"Files: *\" paragraph";
+		}
+		else
+		{
+			push @bad, "debian/copyright: \"Files: *\" has License: " . ($files->{License} // '(none)') . ", not PostgreSQL"
+			  unless ($files->{License} // '') eq 'PostgreSQL';
+			push @bad, "debian/copyright: \"Files: *\" has Copyright: " . ($files->{Copyright} // '(none)') . ", LICENSE says $holder"
+			  if defined $holder && words($files->{Copyright} // '') ne $holder;
+		}
+		my $text = $para{'license PostgreSQL'};
+		if (!defined $text)
+		{
+			push @bad, "debian/copyright: no \"License: PostgreSQL\" paragraph with its text";
+		}
+		elsif (defined $license_text && words($text) ne $license_text)
+		{
+			push @bad, "debian/copyright: the text of \"License: PostgreSQL\" is not LICENSE's";
+		}
+	}
+	if ($meta)
+	{
+		my $got = $meta->{license} // '(none)';
+		push @bad, "META.json: license is $got, not postgresql" if $got ne 'postgresql';
+	}
+	for my $ext (sort keys %control)
+	{
+		my $text = slurp($control{$ext}) // next;
+		push @bad, "$control{$ext}: its comment does not name the PostgreSQL License"
+		  unless $text =~ /^#.*\bThe PostgreSQL License\b/m;
+	}
+
+	# the maintainer, as "Name <address>"
+	my %maintainer;
+	for my $f ('debian/control.in', 'debian/control')
+	{
+		my $text = slurp("$dir/$f");
+		if (!defined $text)
+		{
+			push @bad, "$dir/$f: missing";
+		}
+		elsif ($text =~ /^Maintainer:\s*(.*?)\s*$/m)
+		{
+			$maintainer{$f} = $1;
+		}
+		else
+		{
+			push @bad, "$f: no Maintainer field";
+		}
+	}
+	$maintainer{'debian/changelog'} = $1
+	  if defined $changelog && $changelog =~ /^ -- (.*?>)  /m;
+	$maintainer{"debian/copyright's Upstream-Contact"} = $para{header}{'Upstream-Contact'}
+	  if $para{header};
+	if ($meta)
+	{
+		my $m = $meta->{maintainer};
+		$m = [$m] if defined $m && ref $m ne 'ARRAY';
+		if (!defined $m || @$m != 1)
+		{
+			push @bad, "META.json: maintainer is not one name and address";
+		}
+		else
+		{
+			$maintainer{'META.json'} = $m->[0];
+		}
+	}
+	my $want = $maintainer{'debian/control.in'};
+	if (defined $want)
+	{
+		push @bad, "debian/control.in: Maintainer \"$want\" is not \"Name <address>\""
+		  unless $want =~ /^[^<>]+ <[^<>\s]+@[^<>\s]+\.[^<>\s]+>$/;
+		for my $f (sort keys %maintainer)
+		{
+			push @bad, "$f: maintainer is \"$maintainer{$f}\", debian/control.in's is \"$want\""
+			  if $maintainer{$f} ne $want;
+		}
+	}
 	return @bad;
+}
+
+# TEXT's words, separated by single spaces
+sub words
+{
+	my ($text) = @_;
+	return join(' ', split(' ', $text));
 }
 
 # Break each rule in a copy of the tree's files and expect a problem, and
@@ -129,7 +284,8 @@ sub problems
 sub self_test
 {
 	my @files = qw(jitprof.control META.json debian/changelog
-	  integrations/powa/jitprof_powa.control);
+	  integrations/powa/jitprof_powa.control LICENSE debian/copyright
+	  debian/control.in debian/control);
 	my $copy = sub {
 		my $dir = tempdir(CLEANUP => 1);
 		mkdir "$dir/debian";
@@ -186,6 +342,27 @@ sub self_test
 			sub { $edit->("$_[0]/debian/changelog", sub { s/\A(\S+ \([^)-]*)-[^)]*\)/$1)/ }) } ],
 		[ 'META.json not JSON',
 			sub { $edit->("$_[0]/META.json", sub { s/\}\s*\z/,/ }) } ],
+		[ 'META.json license changed',
+			sub { $edit->("$_[0]/META.json", sub { s/("license"\s*:\s*")[^"]*/${1}mit/ }) } ],
+		[ 'LICENSE text changed',
+			sub { $edit->("$_[0]/LICENSE", sub { s/HAVE NO OBLIGATIONS/HAS NO OBLIGATIONS/ }) } ],
+		[ 'LICENSE copyright year changed',
+			sub { $edit->("$_[0]/LICENSE", sub { s/^(Copyright \(c\) )\d+/${1}1999/m }) } ],
+		[ 'debian/copyright license text changed',
+			sub { $edit->("$_[0]/debian/copyright", sub { s/without fee,/for a fee,/ }) } ],
+		[ 'debian/copyright Files: * under another license',
+			sub { $edit->("$_[0]/debian/copyright", sub { s/^(License: )PostgreSQL$/${1}MIT/m }) } ],
+		[ 'a control file\'s comment without the license',
+			sub { $edit->("$_[0]/integrations/powa/jitprof_powa.control", sub { s/The PostgreSQL License/A license/ }) } ],
+		[ 'debian/control Maintainer changed',
+			sub { $edit->("$_[0]/debian/control", sub { s/^(Maintainer: )\S+/${1}someone/m }) } ],
+		[ 'debian/changelog maintainer changed',
+			sub { $edit->("$_[0]/debian/changelog", sub { s/^( -- [^<]*<)[^@]*/${1}someone/m }) } ],
+		[ 'META.json maintainer changed',
+			sub { $edit->("$_[0]/META.json", sub {
+				my $meta = JSON::PP->new->decode($_);
+				$meta->{maintainer} = ['A Person <a.person@jitprof.example>'];
+				$_ = JSON::PP->new->pretty->canonical->encode($meta) }) } ],
 		[ 'no script ends at the default_version',
 			sub {
 				my $d = shift;

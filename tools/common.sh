@@ -23,6 +23,14 @@ if [ -n "${JITPROF_PGTREE:-}" ]; then
 	# pg_stat_statements...): add the files the copy lacks, keep the rest
 	cp -an "$sys_lib" "$JITPROF_PGTREE$(dirname "$sys_lib")/" 2>/dev/null || true
 	cp -an "$sys_share" "$JITPROF_PGTREE$(dirname "$sys_share")/" 2>/dev/null || true
+	# the copy's pg_config names headers under the copy: link the system's,
+	# so that it answers as the system's does (tests compile test modules
+	# and read server headers through the pg_config on make's PATH)
+	sys_include=$(pg_config --includedir)
+	if [ ! -e "$JITPROF_PGTREE$sys_include" ]; then
+		mkdir -p "$JITPROF_PGTREE$(dirname "$sys_include")"
+		ln -s "$sys_include" "$JITPROF_PGTREE$sys_include"
+	fi
 	PG_BINDIR="$JITPROF_PGTREE$sys_lib/bin"
 	INSTALL_DESTDIR=$JITPROF_PGTREE
 else

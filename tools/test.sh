@@ -1,11 +1,12 @@
 #!/bin/bash
 # Run every jitprof test: pg_regress suites (sql/, expected/) against a
-# throwaway cluster, then the TAP integration tests (test/t/).  Run as root
-# on Debian: it installs what is missing (tools/deps.sh), builds and
-# installs jitprof, for this machine's PostgreSQL and LLVM.
+# throwaway cluster, make installcheck exactly as README documents it
+# (readme_installcheck, below), then the TAP integration tests (test/t/).
+# Run as root on Debian: it installs what is missing (tools/deps.sh),
+# builds and installs jitprof, for this machine's PostgreSQL and LLVM.
 #
 #   tools/test.sh               everything
-#   tools/test.sh regress       only pg_regress
+#   tools/test.sh regress       only pg_regress and readme_installcheck
 #   tools/test.sh tap [FILES]   only TAP tests (optionally some test/t files)
 #
 # JITPROF_INSTALLED=1 builds and installs nothing: it tests the jitprof
@@ -31,8 +32,9 @@
 # symbol rules of doc/architecture.md and their self-test, every mode),
 # check_settings (README's table of settings against src/, and its
 # self-test, every mode), check_versions (tools/check_versions.pl and its
-# self-test, every mode) or,
-# with JITPROF_INSTALLED, installed_package (below).  A unit is skipped when it
+# self-test, every mode), readme_installcheck (make installcheck exactly as
+# README documents it, in the all and regress modes) or, with
+# JITPROF_INSTALLED, installed_package (below).  A unit is skipped when it
 # skipped all its tests (a TAP file's skip_all), passed when all its tests
 # passed and the logs of the servers it ran show no crash, and failed
 # otherwise, also when it did not run to its end.  The last line, which CI
@@ -99,6 +101,7 @@ fi
 work=$(make_workdir test)
 declare -A preparing=()
 noexec_dir=
+readme_dirs=()
 cleanup() {
 	# a chroot being prepared unmounts its file systems when done
 	for pid in "${preparing[@]}"; do
@@ -107,7 +110,7 @@ cleanup() {
 	if [ -n "$noexec_dir" ]; then
 		umount "$noexec_dir" 2>/dev/null || true
 	fi
-	rm -rf "$work"
+	rm -rf "$work" ${readme_dirs[@]+"${readme_dirs[@]}"}
 }
 trap cleanup EXIT
 
@@ -155,11 +158,16 @@ crash_check() {
 	perl "$work"/test/lib/JitprofCrashes.pm "$@"
 }
 
-# Both phases go through PGXS's "make installcheck", as a user of the
-# extension would run it, with the pg_config of the tree under test.
+# Both phases go through PGXS's "make installcheck" as README documents
+# it: as the server's OS user, with PG_CONFIG naming the server under test,
+# and only what a user may also give it: make variables on the command line
+# (REGRESS=, PROVE_TESTS=, PROVE_FLAGS=) and the JITPROF_* settings of
+# doc/testing.md.  Nothing is added to perl's or prove's paths: the
+# Makefile alone must find test/lib (PERL5LIB and PERL5OPT are removed, so
+# that a caller's cannot hide it either), and the readme_installcheck unit
+# below runs the command with nothing of this script's environment at all.
 pgxs_installcheck() {
-	(cd "$work" && as_pg_user env PATH="$PG_BINDIR:$PATH" \
-		JITPROF_BUILD_PG_CONFIG="$(command -v pg_config)" \
+	(cd "$work" && as_pg_user env -u PERL5LIB -u PERL5OPT \
 		make -s installcheck PG_CONFIG="$PG_BINDIR/pg_config" "$@")
 }
 
@@ -364,6 +372,97 @@ if [ "$what" = all ] || [ "$what" = regress ]; then
 	done
 fi
 
+# readme_installcheck: "make installcheck" exactly as README's "Installing"
+# documents it, so that a difference between README and what the command
+# needs fails here rather than on a user's machine.  A new server gets
+# README's own settings (its shared_preload_libraries and jit_provider
+# lines, read from README.md: each name's first value, as a conf line or
+# an ALTER SYSTEM) and Debian's default local authentication (peer), nothing
+# else but where it listens; then, in a copy of the tree owned by the
+# server's OS user, that user runs make installcheck with the environment
+# of a fresh login (HOME, USER, LOGNAME, SHELL, the default PATH) plus
+# README's PGHOST and PGPORT for a server off the default socket and port,
+# PG_CONFIG when the server is not the pg_config on that PATH (README's way
+# to name one), and PROVE_TESTS naming one TAP file (the whole TAP suite is
+# the tap phase's).  It passes when make succeeds, every suite passes,
+# prove reports that file passed, and no server log shows a crash.
+readme_installcheck() {
+	local dir port data log settings name value why="" pgc=() home
+	dir=$(make_workdir readme)
+	readme_dirs+=("$dir")
+	port=$((PG_PORT + 1))
+	data="$dir/readme_data"
+	log="$dir/readme_server.log"
+	settings=$(perl -ne '
+		if (/^\s*(?:ALTER\s+SYSTEM\s+SET\s+)?(shared_preload_libraries|jit_provider)\s*(?:=|\bTO\b)\s*('\''[^'\'']*'\'')/i
+			&& !$seen{lc $1}++) { print lc($1), " = $2\n" }' "$TOP"/README.md)
+	for name in shared_preload_libraries jit_provider; do
+		value=$(sed -n "s/^$name = //p" <<<"$settings")
+		if [ -z "$value" ]; then
+			count readme_installcheck failed "README.md sets no $name"
+			return
+		fi
+		echo "jitprof: README's setting: $name = $value"
+	done
+	if ! as_pg_user "$PG_BINDIR"/initdb -D "$data" --auth-local=peer --auth-host=scram-sha-256 >/dev/null; then
+		count readme_installcheck failed "initdb failed"
+		return
+	fi
+	printf "%s\nport = %s\nlisten_addresses = ''\nunix_socket_directories = '%s'\n" \
+		"$settings" "$port" "$dir" >>"$data"/postgresql.conf
+	if ! as_pg_user "$PG_BINDIR"/pg_ctl -D "$data" -l "$log" -w start >/dev/null; then
+		tail -20 "$log"
+		count readme_installcheck failed "the server with README's settings did not start"
+		return
+	fi
+	# README: "with more than one server installed, name one"
+	if [ "$(env -i PATH=/usr/local/bin:/usr/bin:/bin pg_config --bindir 2>/dev/null)" != "$PG_BINDIR" ]; then
+		pgc=(PG_CONFIG="$PG_BINDIR/pg_config")
+	fi
+	home=$(getent passwd "$PG_OS_USER" | cut -d: -f6)
+	echo "jitprof: as $PG_OS_USER in a copy of the tree: PGHOST=$dir PGPORT=$port make installcheck PROVE_TESTS=$readme_tap_file ${pgc[*]}"
+	if ! (cd "$dir" && as_pg_user env -i HOME="$home" USER="$PG_OS_USER" LOGNAME="$PG_OS_USER" \
+		SHELL=/bin/sh PATH=/usr/local/bin:/usr/bin:/bin PGHOST="$dir" PGPORT="$port" \
+		make installcheck PROVE_TESTS="$readme_tap_file" ${pgc[@]+"${pgc[@]}"}) \
+		>"$dir"/readme.log 2>&1; then
+		why="make installcheck failed"
+	fi
+	as_pg_user "$PG_BINDIR"/pg_ctl -D "$data" -m fast -w stop >/dev/null ||
+		as_pg_user "$PG_BINDIR"/pg_ctl -D "$data" -m immediate -w stop >/dev/null || true
+	if [ -z "$why" ] && grep -q "Can't locate" "$dir"/readme.log; then
+		why="a module was not found"
+	elif [ -z "$why" ] && ! grep -qE '^Result: PASS$' "$dir"/readme.log; then
+		why="prove did not report \"Result: PASS\" for $readme_tap_file"
+	elif [ -z "$why" ] && grep -qE '\.\.\. FAILED|^not ok ' "$dir"/readme.log; then
+		why="a pg_regress suite failed"
+	fi
+	if [ -z "$why" ] && ! grep -qE "^(test +| +)?jit_advice +\.\.\. ok|^ok +[0-9]+ +[-+] +jit_advice " "$dir"/readme.log; then
+		why="pg_regress did not run every suite"
+	fi
+	if ! crash_check "$log" "$dir"/tmp_check/log/*.log >"$dir"/crashes.txt 2>/dev/null &&
+		[ -s "$dir"/crashes.txt ]; then
+		cat "$dir"/crashes.txt
+		why="${why:+$why; }a server process crashed"
+	fi
+	if [ -n "$why" ]; then
+		echo "---- make installcheck's output (tail)"
+		tail -60 "$dir"/readme.log
+		head -100 "$dir"/regression.diffs 2>/dev/null || true
+		count readme_installcheck failed "$why"
+	else
+		grep -E '^(ok|not ok) |^test .* \.\.\. |^Files=|^Result:' "$dir"/readme.log || true
+		count readme_installcheck passed
+	fi
+}
+
+# the TAP file of readme_installcheck: quick, and it loads test/lib's
+# JitprofTest, as every file does
+readme_tap_file=test/t/001_provider.pl
+if [ "$what" = all ] || [ "$what" = regress ]; then
+	echo "== make installcheck as README documents it (readme_installcheck)"
+	readme_installcheck
+fi
+
 if [ "$what" = all ] || [ "$what" = tap ]; then
 	if [ $# -gt 0 ]; then
 		files=("$@")
@@ -386,9 +485,8 @@ if [ "$what" = all ] || [ "$what" = tap ]; then
 	# $summary with its result, wall time and skipped subtests.
 	summary="$work"/tap-summary.txt
 	if ! JITPROF_NOEXEC_DIR="$noexec_dir" JITPROF_TAP_SUMMARY="$summary" \
-		PERL5LIB="$work/test/lib${PERL5LIB:+:$PERL5LIB}" \
 		pgxs_installcheck REGRESS= PROVE_TESTS="${files[*]}" \
-		PROVE_FLAGS="-I test/lib --harness JitprofHarness --timer -j$jobs ${JITPROF_PROVE_FLAGS:-}" 2>&1 |
+		PROVE_FLAGS="--harness JitprofHarness --timer -j$jobs ${JITPROF_PROVE_FLAGS:-}" 2>&1 |
 		tee "$work"/tap.log; then
 		status=1
 		echo "jitprof: make installcheck (TAP) failed"

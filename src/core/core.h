@@ -157,8 +157,6 @@ extern void jp_settings_init(void);
 extern bool jp_write_all(int fd, const void *buf, size_t len);
 extern bool jp_read_all(int fd, void *buf, size_t len);
 extern void jp_replace_file(const char *tmp_path, const char *path);
-extern bool jp_path_format(char *buf, size_t size, const char *fmt,...)
-			pg_attribute_printf(3, 4);
 extern bool jp_make_jit_dir(const char *dir, const char *prefix,
 							const char *date, const char *file,
 							bool (*dir_ok) (const char *dir), bool report,

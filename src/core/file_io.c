@@ -27,6 +27,9 @@
 #include "core/core.h"
 #include "storage/fd.h"
 
+static bool jp_path_format(char *buf, size_t size, const char *fmt,...)
+			pg_attribute_printf(3, 4);
+
 /* write() all of buf, resuming after short writes and EINTR */
 bool
 jp_write_all(int fd, const void *buf, size_t len)
@@ -89,7 +92,7 @@ jp_replace_file(const char *tmp_path, const char *path)
  * snprintf() a path into buf.  False if it does not fit: a path cut short
  * names another file, so the caller must not use it.
  */
-bool
+static bool
 jp_path_format(char *buf, size_t size, const char *fmt,...)
 {
 	va_list		args;

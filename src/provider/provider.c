@@ -55,12 +55,14 @@ static JitProviderCallbacks llvmjit_callbacks;
 static bool jp_compile_expr(ExprState *state);
 static void jp_release_context(JitContext *context);
 static void jp_reset_after_error(void);
+static char *jp_llvmjit_path(const char *name);
+static bool jp_library_is_jitprof(const char *path);
 
 /*
  * Resolve a library name the way the dynamic loader of PostgreSQL does,
  * so that a missing file can be reported by its full path.
  */
-char	   *
+static char *
 jp_llvmjit_path(const char *name)
 {
 	char	   *path;
@@ -91,7 +93,7 @@ same_file(const struct stat *st, const char *path)
  * Is the library file at "path" one of jitprof's own (under any name, hard
  * and symbolic links included)?
  */
-bool
+static bool
 jp_library_is_jitprof(const char *path)
 {
 	struct stat st;

@@ -36,8 +36,6 @@ extern char *jitprof_llvmjit_library;
 extern void jp_provider_init(void);
 extern bool jp_provider_active(void);
 extern PGDLLEXPORT void _PG_jit_provider_init(JitProviderCallbacks *cb);
-extern char *jp_llvmjit_path(const char *name);
-extern bool jp_library_is_jitprof(const char *path);
 
 /* llvm_library.c: jitprof_llvm.so, once loaded in this backend (or NULL) */
 extern const JitprofLlvmTable *jp_llvm_load(void);

@@ -4,7 +4,10 @@
 # --timer, and which shows neither the wall time of a failed file nor
 # skipped subtests).
 #
-#   prove --harness JitprofHarness ...   (with test/lib in -I)
+#   make installcheck PROVE_FLAGS='--harness JitprofHarness'
+#
+# prove loads a harness from its own @INC, which its -I does not reach:
+# the Makefile runs prove as "perl -I test/lib prove" for this.
 #
 # With JITPROF_TAP_SUMMARY=FILE set, each file that ran appends one line:
 #
