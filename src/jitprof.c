@@ -15,6 +15,12 @@
  * (core/settings.c), so that they exist before jitprof_llvm.so is loaded;
  * it reads them through JitprofCoreTable.
  *
+ * Copyright (c) 2026, The jitprof Developers
+ * Distributed under the PostgreSQL License (the file LICENSE).
+ *
+ * IDENTIFICATION
+ *	  src/jitprof.c
+ *
  *-------------------------------------------------------------------------
  */
 #include "postgres.h"

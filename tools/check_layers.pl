@@ -12,7 +12,10 @@
 # ("store/store.h"); an include from another folder points down the order
 # below and names that folder's interface header; jitprof_llvm.so's folder
 # (llvm) uses core only, and nothing includes it; there is no circle between
-# folders or between files.  Each broken rule is printed with the file, the
+# folders, nor between files: by includes, and by calls (a function of one
+# object file used by another), where a module folder (%MODULE_FOLDERS)
+# counts as one file; a setting (a jitprof_* variable) of a folder other
+# than core is read only inside it.  Each broken rule is printed with the file, the
 # include (or symbol) and the rule, and the exit status is 1.
 use strict;
 use warnings;
@@ -29,6 +32,11 @@ my %RANK;
 
 # jitprof_llvm.so: a library of its own that sits on core alone
 my %LLVM_USES = (core => 1);
+
+# folders whose files are one module by design and call each other both
+# ways (doc/layers_inside.md): the circle check by symbols takes such a
+# folder as one file
+my %MODULE_FOLDERS = (sampler => 1);
 
 # the headers a folder shows to the others
 my %INTERFACE = map { $_ => ["$_/$_.h"] } @ORDER;
@@ -181,7 +189,7 @@ sub check_includes
 sub check_symbols
 {
 	my ($src, $library, @objects) = @_;
-	my (%defined_in, %uses, @errors);
+	my (%defined_in, %is_function, %uses, @errors);
 	for my $obj (@objects)
 	{
 		for (`nm $obj`)
@@ -194,24 +202,38 @@ sub check_symbols
 			elsif ($type =~ /[A-Z]/)
 			{
 				$defined_in{$sym} = $obj;
+				$is_function{$sym} = 1 if $type eq 'T';
 			}
 		}
 		die "nm $obj failed\n" if $?;
 	}
-	my %folder_graph;
+	my (%folder_graph, %file_graph);
 	for my $obj (sort keys %uses)
 	{
-		(my $rel = $obj) =~ s{^.*\bsrc/(?=[^/]+(?:/[^/]+)?$)}{};
-		$rel =~ s/\.o$/.c/;
+		my $rel = source_of($obj);
 		my $from = folder_of($rel);
 		for my $sym (sort keys %{ $uses{$obj} })
 		{
 			my $def = $defined_in{$sym} or next;
-			(my $drel = $def) =~ s{^.*\bsrc/(?=[^/]+(?:/[^/]+)?$)}{};
-			$drel =~ s/\.o$/.c/;
+			my $drel = source_of($def);
 			my $to = folder_of($drel);
+			my ($fnode, $tnode) = map {
+				$MODULE_FOLDERS{ folder_of($_) } ? folder_of($_) . '/' : $_
+			} ($rel, $drel);
+			# calls only: a file that reads another's variable (a
+			# setting, the store's shared-memory addresses, jp_core) does
+			# not call it
+			$file_graph{$fnode}{$tnode} = 1
+			  if $fnode ne $tnode && $is_function{$sym};
 			next if $to eq $from;
 			$folder_graph{$from}{$to} = 1;
+			if ($sym =~ /^jitprof_/ && !$is_function{$sym} && $to ne 'core')
+			{
+				push @errors, "$obj ($library): reads $sym of $def: another"
+				  . " folder's setting is read through a function of its"
+				  . " header (core/settings.c)";
+				next;
+			}
 			my $why = layer_rule($from, $to) or next;
 			push @errors, "$obj ($library): uses $sym of $def: $why";
 		}
@@ -220,7 +242,21 @@ sub check_symbols
 	push @errors, "circle between folders ($library, by symbols): "
 	  . join(' -> ', @circle)
 	  if @circle;
+	@circle = find_circle(\%file_graph);
+	push @errors, "circle between files ($library, by symbols): "
+	  . join(' -> ', @circle)
+	  if @circle;
 	return @errors;
+}
+
+# "…/src/names/naming.o" -> "names/naming.c" (a .cpp's object is named as a
+# .c: only its folder and its stem matter here)
+sub source_of
+{
+	my ($obj) = @_;
+	(my $rel = $obj) =~ s{^.*\bsrc/(?=[^/]+(?:/[^/]+)?$)}{};
+	$rel =~ s/\.o$/.c/;
+	return $rel;
 }
 
 sub report
@@ -311,6 +347,70 @@ sub self_test
 		'a source file outside the folders fails',
 		sub { append("$_[0]/stray.c", "#include \"core/core.h\"\n") },
 		qr{^stray\.c: every source file but src/jitprof\.c is in a layer's folder});
+
+	# by symbols: objects compiled from the given sources
+	my $objects = sub {
+		my ($what, $sources, $pattern) = @_;
+		my $dir = tempdir(CLEANUP => 1);
+		my @objects;
+		for my $f (sort keys %$sources)
+		{
+			make_path(dirname("$dir/src/$f"));
+			append("$dir/src/$f", $sources->{$f});
+			(my $obj = "$dir/src/$f") =~ s/\.c$/.o/;
+			system($ENV{CC} // 'cc', '-c', '-o', $obj, "$dir/src/$f") == 0
+			  or die "cannot compile $dir/src/$f\n";
+			push @objects, $obj;
+		}
+		my @errors = check_symbols("$dir/src", 'jitprof.so', @objects);
+		my $ok = defined $pattern
+		  ? (grep { /$pattern/ } @errors) > 0
+		  : @errors == 0;
+		$n++;
+		print(($ok ? "ok" : "not ok") . " $n - $what\n");
+		if (!$ok)
+		{
+			print "#   $_\n" for @errors;
+			print "#   (no error)\n" unless @errors;
+			$failed++;
+		}
+	};
+	my $circle = sub {
+		my ($folder) = @_;
+		return {
+			"$folder/circle_a.c" => "void jp_circle_b(void);\n"
+			  . "void jp_circle_a(void) { jp_circle_b(); }\n",
+			"$folder/circle_b.c" => "void jp_circle_a(void);\n"
+			  . "void jp_circle_b(void) { jp_circle_a(); }\n"
+		};
+	};
+	$objects->(
+		'two files of one folder calling each other fail',
+		$circle->('names'),
+		qr{^circle between files \(jitprof\.so, by symbols\): names/circle_a\.c -> names/circle_b\.c -> names/circle_a\.c$});
+	$objects->('the same in a module folder (sampler) passes',
+		$circle->('sampler'), undef);
+	$objects->(
+		'a call pointing up fails',
+		{
+			'store/up.c' => "void jp_top(void);\nvoid jp_up(void) { jp_top(); }\n",
+			'sampler/top.c' => "void jp_top(void) { }\n"
+		},
+		qr{/store/up\.o \(jitprof\.so\): uses jp_top of .*: store is below sampler});
+	$objects->(
+		'reading another folder\'s setting fails',
+		{
+			'views/reader.c' => "extern int jitprof_x;\nint jp_read(void) { return jitprof_x; }\n",
+			'store/owner.c' => "int jitprof_x = 1;\n"
+		},
+		qr{/views/reader\.o \(jitprof\.so\): reads jitprof_x of .*: another folder's setting is read through a function});
+	$objects->(
+		'reading core\'s setting passes',
+		{
+			'views/reader.c' => "extern int jitprof_x;\nint jp_read(void) { return jitprof_x; }\n",
+			'core/owner.c' => "int jitprof_x = 1;\n"
+		},
+		undef);
 	print "1..$n\n";
 	return $failed ? 1 : 0;
 }

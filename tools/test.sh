@@ -34,12 +34,13 @@
 # every leg.
 #
 # Results are counted in units: a unit is one pg_regress suite (a name in
-# the Makefile's REGRESS), one TAP file, check_layers (the include rules
-# of doc/architecture.md and their self-test, run in every mode),
-# check_versions (tools/check_versions.pl and its self-test, every mode),
-# readme_installcheck (make installcheck exactly as README documents it,
-# in the all and regress modes) or, with JITPROF_INSTALLED,
-# installed_package (below).  A unit is skipped when it
+# the Makefile's REGRESS), one TAP file, check_layers (the include and
+# symbol rules of doc/architecture.md and their self-test, every mode),
+# check_settings (README's table of settings against src/, and its
+# self-test, every mode), check_versions (tools/check_versions.pl and its
+# self-test, every mode), readme_installcheck (make installcheck exactly as
+# README documents it, in the all and regress modes) or, with
+# JITPROF_INSTALLED, installed_package (below).  A unit is skipped when it
 # skipped all its tests (a TAP file's skip_all), passed when all its tests
 # passed and the logs of the servers it ran show no crash, and failed
 # otherwise, also when it did not run to its end.  The last line, which CI
@@ -177,15 +178,28 @@ pgxs_installcheck() {
 }
 
 # The layering of src/ (doc/architecture.md), whichever tests run: the
-# build checked it already; the self-test shows that each rule still fails
-# when broken.
+# includes, and the symbols each object uses from another (the Makefile's
+# check-layer-symbols, which builds the objects if they are not there); the
+# self-test shows that each rule still fails when broken.
 echo "== layers (tools/check_layers.pl)"
 if perl "$here"/check_layers.pl "$TOP"/src &&
+	make -s -C "$TOP" check-layer-symbols &&
 	perl "$here"/check_layers.pl --self-test "$TOP"/src >"$work"/layers.log 2>&1; then
 	count check_layers passed
 else
 	cat "$work"/layers.log
 	count check_layers failed "tools/check_layers.pl"
+fi
+
+# README's table of settings lists every setting src/ defines, and nothing
+# else (tools/check_settings.pl), and each rule fails when broken.
+echo "== settings (tools/check_settings.pl)"
+if perl "$here"/check_settings.pl "$TOP" &&
+	perl "$here"/check_settings.pl --self-test >"$work"/settings.log 2>&1; then
+	count check_settings passed
+else
+	cat "$work"/settings.log
+	count check_settings failed "tools/check_settings.pl"
 fi
 
 # The versions that META.json, the control files and debian/changelog name

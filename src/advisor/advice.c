@@ -14,6 +14,12 @@
  * costs; prefix sums per level and suffix minima find the best of the
  * O(m^3) combinations in O(m) after sorting (jp_advise).
  *
+ * Copyright (c) 2026, The jitprof Developers
+ * Distributed under the PostgreSQL License (the file LICENSE).
+ *
+ * IDENTIFICATION
+ *	  src/advisor/advice.c
+ *
  *-------------------------------------------------------------------------
  */
 #include "postgres.h"

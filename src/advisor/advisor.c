@@ -4,67 +4,19 @@
  *	  The JIT advisor: per-query JIT accounting, the explore mode and the
  *	  statistics of the payoff views (doc/jit_advisor.md).
  *
- * In scope.  A top-level execution (pg_stat_statements' notion of top
- * level, as the sampler's hooks keep it) of a plan with a query ID whose
- * total cost is at least jitprof.advisor_min_cost, while
- * jitprof.jit_advisor is not off.  The hooks compare the plan's cost with
- * jp_advisor_cutoff, which is +infinity while the advisor is off: a
- * statement out of scope pays that one comparison at ExecutorStart and one
- * pointer comparison at ExecutorEnd, and no system call.
+ * Contract: a statement out of scope pays one comparison at ExecutorStart
+ * and one at ExecutorEnd, and no system call.  Nothing here raises an ERROR
+ * in a user's query: a failed allocation gives up the exploration with one
+ * WARNING per backend.  No cached plan is written (the executor gets a
+ * shallow copy).  One LWLock (tranche "jitprof advisor") protects the shared
+ * table: shared to decide whether to explore, exclusive to record.  Scope,
+ * measures, workers, modes and persistence: doc/jit_advisor.md.
  *
- * What is measured.  From ExecutorStart to the end of ExecutorEnd, the
- * backend's CPU time (CLOCK_PROCESS_CPUTIME_ID) plus that of its parallel
- * workers, the wall time, the compile phases of es_jit->instr (the
- * leader's), the JIT level used (from the flags the executor ran with) and
- * the plan's total cost.
+ * Copyright (c) 2026, The jitprof Developers
+ * Distributed under the PostgreSQL License (the file LICENSE).
  *
- * Parallel workers.  As the sampler charges a worker's samples to its
- * leader's query, a worker charges its CPU time to its leader: to the slot
- * of the leader's BackendId in "jitprof advisor workers", an atomic counter
- * the leader zeroes and arms when an in-scope execution starts and reads
- * after its ExecutorEnd, by which time every worker has ended (the leader
- * waits for them).  A worker cannot tell from its own plan (the part under
- * the Gather) whether its leader's plan is in scope, so in a parallel
- * worker jp_advisor_cutoff is -infinity while the advisor is on (set by the
- * assign hooks while the worker restores its leader's settings) and the
- * worker looks at the slot's arming instead.
- *
- * Explore mode.  A fraction of in-scope executions runs at a JIT level
- * drawn at random among the other levels: the executor gets a shallow copy
- * of the PlannedStmt with other jitFlags, so a cached plan is never
- * written; parallel workers inherit the flags through the serialized plan.
- * A session with jit = off is never explored.  Exploration stops (bar a
- * drift rate) once the query's verdict is decided, and pauses while its
- * loss exceeds jitprof.advisor_max_loss of the in-scope CPU.
- *
- * Enforce mode.  As explore mode, and a decided query runs at its best
- * measured level (entry->enforce_level, set when an execution is recorded)
- * through the same plan copy, undecided ones at PostgreSQL's; exploring
- * and its loss are then counted against the level the execution would have
- * run at.  A session with jit = off runs at off, so JIT is never turned on
- * there.
- *
- * Persistence.  The postmaster saves the table at a clean shutdown and
- * loads it at start (advisor_file.c), with jitprof.save.
- *
- * Locking.  One LWLock (tranche "jitprof advisor") protects the table and
- * its counters: taken shared to decide whether to explore, exclusive to
- * record an execution, for a lookup and a few additions.  The table is
- * jitprof.advisor_max_queries entries and an index of twice as many
- * buckets, in one named allocation ("jitprof advisor"); a query that finds
- * no room is not recorded and counted in "dropped".  Entries are only ever
- * added, and all go at a reset.
- *
- * Nothing here raises an ERROR in a user's query: allocation failures give
- * up the exploration with one WARNING per backend, and the query runs at
- * PostgreSQL's own level.
- *
- * Some 790 lines, and one job: one in-scope execution, from ExecutorStart
- * to ExecutorEnd (choose its level, measure it, record it), against one
- * shared table under one lock.  The settings' assign hooks, the shared
- * memory, the JIT level encoding and the transaction callbacks serve that
- * execution only.  What reads the table is elsewhere: the statistics of
- * the views in advisor_stats.c, the threshold optimiser in advice.c.
+ * IDENTIFICATION
+ *	  src/advisor/advisor.c
  *
  *-------------------------------------------------------------------------
  */
@@ -170,16 +122,6 @@ static const struct config_enum_entry debug_level_options[] = {
 	{"all", JP_LEVEL_ALL, false},
 	{NULL, 0, false}
 };
-
-const char *
-jp_level_name(int level)
-{
-	static const char *const names[JP_NUM_LEVELS] = {
-		"off", "jit", "jit+opt", "jit+inline", "all"
-	};
-
-	return level >= 0 && level < JP_NUM_LEVELS ? names[level] : "?";
-}
 
 static int
 level_of_flags(int flags)

@@ -10,6 +10,12 @@
  * the views read copies of the table (jp_advisor_copy) and judge each entry
  * with jp_advisor_judge, so that the rule is written once.
  *
+ * Copyright (c) 2026, The jitprof Developers
+ * Distributed under the PostgreSQL License (the file LICENSE).
+ *
+ * IDENTIFICATION
+ *	  src/advisor/advisor.h
+ *
  *-------------------------------------------------------------------------
  */
 #ifndef JITPROF_ADVISOR_H
@@ -148,9 +154,12 @@ extern bool jp_advisor_available(void);
 extern JpAdvisorEntry *jp_advisor_copy(int64 *nentries);
 extern void jp_advisor_counts(JpAdvisorCounts *counts);
 extern void jp_advisor_reset(void);
+
+/* advisor_stats.c: statistics and verdicts, from an entry's numbers only */
 extern void jp_advisor_judge(const JpAdvisorEntry *entry,
 							 JpAdvisorJudgement *out);
 extern const char *jp_level_name(int level);
+extern double jp_level_cpu_stddev(const JpLevelStats *s);
 
 /* advisor_file.c: the table saved at shutdown, loaded at start */
 extern JpAdvisorEntry *jp_advisor_file_load(int64 max_entries, int64 *nentries,
@@ -163,6 +172,5 @@ extern int	jp_level_at(const JpThresholds *t, double cost);
 extern double jp_workload_cpu(const JpAdviceQuery *q, int n,
 							  const JpThresholds *t);
 extern void jp_advise(const JpAdviceQuery *q, int n, JpThresholds *best);
-extern double jp_level_cpu_stddev(const JpLevelStats *s);
 
 #endif							/* JITPROF_ADVISOR_H */

@@ -5,24 +5,20 @@
  *	  next start, so that enforce mode's decisions survive a restart.
  *
  * With jitprof.save on, the postmaster writes the table to
- * pg_stat/jitprof_advisor.stat at clean shutdown (to a .tmp file created
- * afresh, then renamed over it) and reads it back (then removes it) at
- * start.  The file is a header (magic number, format version, entry size,
- * number of levels, entry count), the table's counters, the entries, all
- * data and no pointer, and a CRC-32C of everything before it.  It is opened
- * without following symbolic links and without blocking, must be a regular
- * file whose size matches the entry count of its header before anything is
- * allocated, and every entry must hold values the advisor can have written
- * (levels in range, counts not negative, means finite); a file failing any
- * check is removed with one LOG line, and the advisor starts empty.  When
- * the file holds more entries than jitprof.advisor_max_queries (the setting
- * was lowered), the entries with the most executions are kept and the
- * others counted as dropped, with a LOG line.  Nothing is written on a
- * crash, and the last file was removed when it was loaded, as the hotspot
- * store does with its own (store/store_file.c).
+ * pg_stat/jitprof_advisor.stat at a clean shutdown and reads it back, then
+ * removes it, at start.
  *
- * Both run in the postmaster, when no backend is there to take the lock;
- * advisor.c hands over and takes back the table as plain arrays.
+ * Contract: both run in the postmaster when no backend is there, so with no
+ * lock; advisor.c hands over and takes back the table as plain arrays.  A
+ * file that fails any check (header, size before any allocation, checksum,
+ * each entry's values) is removed with one LOG line and the advisor starts
+ * empty.  The format and checks: doc/jit_advisor.md, "The saved table".
+ *
+ * Copyright (c) 2026, The jitprof Developers
+ * Distributed under the PostgreSQL License (the file LICENSE).
+ *
+ * IDENTIFICATION
+ *	  src/advisor/advisor_file.c
  *
  *-------------------------------------------------------------------------
  */

@@ -9,6 +9,12 @@
  * Pure arithmetic on a copy of an entry: the views call it on their copy,
  * advisor.c under its lock to mark a query decided.
  *
+ * Copyright (c) 2026, The jitprof Developers
+ * Distributed under the PostgreSQL License (the file LICENSE).
+ *
+ * IDENTIFICATION
+ *	  src/advisor/advisor_stats.c
+ *
  *-------------------------------------------------------------------------
  */
 #include "postgres.h"
@@ -19,6 +25,17 @@
 
 /* how much faster than the interpreter compiled code is assumed at most */
 #define BOUND_SPEEDUP		2.0
+
+/* a JIT level's name, as the settings and the views spell it */
+const char *
+jp_level_name(int level)
+{
+	static const char *const names[JP_NUM_LEVELS] = {
+		"off", "jit", "jit+opt", "jit+inline", "all"
+	};
+
+	return level >= 0 && level < JP_NUM_LEVELS ? names[level] : "?";
+}
 
 double
 jp_level_cpu_stddev(const JpLevelStats *s)

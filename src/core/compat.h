@@ -15,6 +15,12 @@
  * defines the macro as 16 does.  (The Makefile defines PGDLLEXPORT as
  * default visibility, which 15 leaves empty on ELF platforms.)
  *
+ * Copyright (c) 2026, The jitprof Developers
+ * Distributed under the PostgreSQL License (the file LICENSE).
+ *
+ * IDENTIFICATION
+ *	  src/core/compat.h
+ *
  *-------------------------------------------------------------------------
  */
 #ifndef JITPROF_COMPAT_H

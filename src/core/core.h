@@ -15,6 +15,12 @@
  * jitprof_llvm.so, is core's second header, because the C++ side includes
  * it and cannot include this one.
  *
+ * Copyright (c) 2026, The jitprof Developers
+ * Distributed under the PostgreSQL License (the file LICENSE).
+ *
+ * IDENTIFICATION
+ *	  src/core/core.h
+ *
  *-------------------------------------------------------------------------
  */
 #ifndef JITPROF_CORE_H
@@ -129,8 +135,8 @@ typedef struct JitprofSink
 } JitprofSink;
 
 /*
- * settings.c: the settings read by more than one layer (the one kind of
- * variable a layer exports, read-only, as PostgreSQL's own GUCs are).
+ * settings.c: the settings that more than one layer acts on (the one kind
+ * of variable a layer exports, read-only, as PostgreSQL's own GUCs are).
  * jitprof_llvm.so reads some through JitprofCoreTable.
  */
 extern int	jitprof_linker;
@@ -143,6 +149,7 @@ extern bool jitprof_perf_jitdump;
 extern char *jitprof_jitdump_dir;
 extern bool jitprof_jitdump_unwinding;
 extern int	jitprof_jitdump_max_size;
+extern bool jitprof_save;
 extern bool jitprof_preloaded;
 extern void jp_settings_init(void);
 

@@ -8,6 +8,12 @@
  * the CPUs its sampler supports (sampler.c), so these are the only cases;
  * any other CPU stops the build here as it would there.
  *
+ * Copyright (c) 2026, The jitprof Developers
+ * Distributed under the PostgreSQL License (the file LICENSE).
+ *
+ * IDENTIFICATION
+ *	  src/core/elf_machine.h
+ *
  *-------------------------------------------------------------------------
  */
 #ifndef JITPROF_ELF_MACHINE_H

@@ -11,6 +11,12 @@
  * The only messages are WARNINGs, and only when the caller asks for them:
  * a WARNING returns to the caller, it never unwinds through LLVM.
  *
+ * Copyright (c) 2026, The jitprof Developers
+ * Distributed under the PostgreSQL License (the file LICENSE).
+ *
+ * IDENTIFICATION
+ *	  src/core/file_io.c
+ *
  *-------------------------------------------------------------------------
  */
 #include "postgres.h"

@@ -3,28 +3,23 @@
  * jitprof_llvm.h
  *	  The one interface between jitprof.so and jitprof_llvm.so.
  *
- * jitprof is built as two shared libraries (see doc/provider.md):
- *
- * - jitprof.so, the library in shared_preload_libraries and jit_provider,
- *   is plain C and needs no LLVM, libstdc++ or libelf, so preloading it
- *   maps none of them into the postmaster or its children.
- * - jitprof_llvm.so holds everything that does: the linker and code arena
- *   (C++), the gdb sink (libelf) and the LLVM C API calls of the provider.
- *   jitprof.so loads it in a backend the first time it is that backend's
- *   JIT provider, just before llvmjit.so (which maps LLVM anyway).
- *
- * jitprof_llvm.so exports a single function, JP_LLVM_CONNECT.  jitprof.so
- * calls it with a table of its own functions and settings, and gets back a
- * table of jitprof_llvm.so's.  Neither library refers to a symbol of the
- * other: everything crosses through these two tables, so neither depends on
+ * jitprof_llvm.so (the part that needs LLVM, libstdc++ and libelf) exports
+ * a single function, JP_LLVM_CONNECT; jitprof.so calls it with a table of
+ * its own functions and settings and gets back a table of jitprof_llvm.so's.
+ * Neither library refers to a symbol of the other, so neither depends on
  * the order in which the dynamic loader sees them.
  *
- * Every function in both tables runs in the backend's only thread.  The
- * core table's functions are called from inside LLVM's call stack: they
- * never throw an ERROR and allocate with malloc.
+ * Contract: every function in both tables runs in the backend's only
+ * thread; the core table's functions are called from inside LLVM's call
+ * stack, never throw an ERROR and allocate with malloc.  Plain C, included
+ * by the C and C++ files of both libraries (C++ inside extern "C").  Why
+ * two libraries: doc/provider.md, "Two libraries".
  *
- * Plain C, included by the C and the C++ files of both libraries (C++
- * includes it inside extern "C" { }).
+ * Copyright (c) 2026, The jitprof Developers
+ * Distributed under the PostgreSQL License (the file LICENSE).
+ *
+ * IDENTIFICATION
+ *	  src/core/jitprof_llvm.h
  *
  *-------------------------------------------------------------------------
  */

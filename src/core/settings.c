@@ -1,16 +1,24 @@
 /*-------------------------------------------------------------------------
  *
  * settings.c
- *	  The jitprof.* settings that more than one layer reads.
+ *	  The jitprof.* settings that more than one layer acts on.
  *
- * A setting read by one module only is defined by that module (the store's,
- * the sampler's, the perf map's, the provider's jitprof.llvmjit_library).
- * The ones here are read across layers: the linker settings by
- * jitprof_llvm.so (through JitprofCoreTable), jitprof.gdb and the jitdump
- * settings by both the step listing (names layer) and the jitdump sink.
- * Defining them at the bottom lets every reader point down.  They are
- * defined before jitprof_llvm.so is loaded, so that they exist in a backend
- * that never JITs.
+ * The rule: a setting is defined next to the module that acts on it (the
+ * store's, the advisor's, the sampler's, the perf map's, the provider's),
+ * and another folder reads it only through a function of that module's
+ * header (jp_sampler_rate, jp_store_limits).  A setting that modules of
+ * several layers act on is defined here and read as an extern of
+ * core/core.h, as PostgreSQL's own GUCs are: the linker settings
+ * (jitprof_llvm.so, through JitprofCoreTable), jitprof.gdb and the jitdump
+ * settings (the step listing and the jitdump sink), jitprof.save (the
+ * store and the advisor).  tools/check_layers.pl checks the rule from the
+ * objects' symbols; tools/check_settings.pl that README lists them all.
+ *
+ * Copyright (c) 2026, The jitprof Developers
+ * Distributed under the PostgreSQL License (the file LICENSE).
+ *
+ * IDENTIFICATION
+ *	  src/core/settings.c
  *
  *-------------------------------------------------------------------------
  */
@@ -32,6 +40,7 @@ bool		jitprof_perf_jitdump = false;
 char	   *jitprof_jitdump_dir = NULL;
 bool		jitprof_jitdump_unwinding = true;
 int			jitprof_jitdump_max_size = 65536;	/* kB */
+bool		jitprof_save = true;
 
 /* true when loaded by shared_preload_libraries */
 bool		jitprof_preloaded = false;
@@ -162,6 +171,15 @@ jp_settings_init(void)
 							 &jitprof_jitdump_unwinding,
 							 true,
 							 PGC_SUSET,
+							 0,
+							 NULL, NULL, NULL);
+
+	DefineCustomBoolVariable("jitprof.save",
+							 "Saves hotspot statistics across server shutdowns.",
+							 NULL,
+							 &jitprof_save,
+							 true,
+							 PGC_SIGHUP,
 							 0,
 							 NULL, NULL, NULL);
 

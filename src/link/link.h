@@ -10,6 +10,12 @@
  * registered sink (a JitprofSink, core.h).  Sinks and the sampler register
  * themselves here; the registry knows none of them.
  *
+ * Copyright (c) 2026, The jitprof Developers
+ * Distributed under the PostgreSQL License (the file LICENSE).
+ *
+ * IDENTIFICATION
+ *	  src/link/link.h
+ *
  *-------------------------------------------------------------------------
  */
 #ifndef JITPROF_LINK_H

@@ -15,6 +15,12 @@
  * recorded (malloc failed) is counted in objects_dropped instead, reported
  * by jitprof_status; its code runs, unknown to the sinks.
  *
+ * Copyright (c) 2026, The jitprof Developers
+ * Distributed under the PostgreSQL License (the file LICENSE).
+ *
+ * IDENTIFICATION
+ *	  src/link/registry.c
+ *
  *-------------------------------------------------------------------------
  */
 #include "postgres.h"

@@ -1,45 +1,23 @@
 //===- code_arena.cpp - JITLink memory with stable, never-recycled addresses -===//
 //
-// A JITLinkMemoryManager for jitprof.  PostgreSQL frees a query's JIT code
-// when the query ends.  A plain allocator then hands the same addresses to
-// the next query's functions, whatever they are, and a profiler that maps
-// addresses to names (perf map files, jitdump) can no longer tell which
-// function was live at a sample.  A bump allocator that never reuses an
-// address avoids that but makes the perf map grow by one line per function
-// per execution.  This manager does neither:
+// A JITLinkMemoryManager for jitprof: code goes into ranges reserved
+// PROT_NONE ("arenas") that are never unmapped, and a freed range is handed
+// back only to an object of the same shape (segment layout, blocks, and each
+// function's name, offset and size), so an address never changes name while
+// a perf map line for it stands.  Freeing also works around LLVM 14's
+// InProcessMemoryManager leak.
 //
-//  - Addresses come from ranges reserved with PROT_NONE ("arenas"), in steps
-//    of ArenaStep (64 MiB) as needed, up to jitprof.code_arena_max_size
-//    (1 GiB by default) per process.  When the kernel refuses a reservation
-//    (RLIMIT_AS, vm.max_map_count), or the next step would pass the limit,
-//    smaller steps are tried down to MinArena; when even that fails the
-//    arena says so and linker.cpp links further objects with RuntimeDyld.
-//    A refusal by the kernel is final for the process; the limit is checked
-//    again for each object, so raising it lets the arena grow again.
+// Contract: process-wide, used from the backend's only thread, but behind a
+// mutex because JITLink's interface allows concurrent links;
+// jp_core->stable_name is called without the mutex held.  When no arena can
+// be reserved it says so, and linker.cpp links with RuntimeDyld.  Steps,
+// limits and shapes: doc/linking.md.
 //
-//  - A freed object's pages go back to the kernel at once, but its range
-//    stays reserved (PROT_NONE: no RSS, no commit charge) for the life of
-//    the process: no arena is ever unmapped, so the kernel never hands one
-//    of jitprof's old code addresses to anybody else.
+// Copyright (c) 2026, The jitprof Developers
+// Distributed under the PostgreSQL License (the file LICENSE).
 //
-//  - A freed range is kept under the object's "shape": its segment layout,
-//    its blocks, and the name (jitprof's, from the registry), offset and size
-//    of each function.  An object of the same shape, typically the same
-//    query executed again, gets that very range back.  Its functions then
-//    land at the addresses, with the names and sizes, of the earlier copy,
-//    so the perf map sink has nothing new to write.  A range is never
-//    handed to an object of another shape, so an address never changes
-//    name while a perf map line for it stands.  The shape is kept as a
-//    SHA-1 digest.  At most MaxCachedRanges (16,384) ranges are kept; a
-//    freed range beyond that stays reserved, unused.
-//
-// Freeing also fixes LLVM 14's InProcessMemoryManager leak: it unmaps an
-// allocation only if the graph carried a deallocation action, which
-// llvmjit's graphs never do.
-//
-// The manager is process-wide and used from the backend's only thread, but
-// it takes a mutex anyway because JITLink's interface allows concurrent
-// links.  jp_core->stable_name is called without the mutex held.
+// IDENTIFICATION
+//   src/llvm/code_arena.cpp
 //
 //===----------------------------------------------------------------------===//
 

@@ -3,6 +3,12 @@
 // The process-wide JITLinkMemoryManager that gives a code address only to
 // functions of the same name (see code_arena.cpp).
 //
+// Copyright (c) 2026, The jitprof Developers
+// Distributed under the PostgreSQL License (the file LICENSE).
+//
+// IDENTIFICATION
+//   src/llvm/code_arena.h
+//
 //===----------------------------------------------------------------------===//
 
 #ifndef JITPROF_CODE_ARENA_H

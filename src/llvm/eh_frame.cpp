@@ -1,31 +1,22 @@
 //===- eh_frame.cpp - One function's CIE and FDE from a linked .eh_frame -===//
 //
-// perf unwinds a JIT frame with the DWARF call frame information of the
-// jitted-*.so that "perf inject --jit" writes for the function, which comes
-// from the dump's JIT_CODE_UNWINDING_INFO record (sink_jitdump.c).  That
-// record is a small .eh_frame plus .eh_frame_hdr placed right after the
-// function's code, at addresses that are not those of the linked object.
-// So the linker hands each function its own CIE and FDE in a form that can
-// be moved: this file finds the FDE whose pc_begin is the function's start
-// in the object's .eh_frame (at final addresses, relocations applied), and
-// rewrites it and its CIE:
+// For the jitdump sink's unwinding records: find the FDE whose pc_begin is
+// a function's start in the linked object's .eh_frame, and rewrite it and
+// its CIE into a pair that can be moved (augmentation "zR", pc-relative
+// pointers, no personality or LSDA, padded to 8 bytes, pc_begin left 0 for
+// the sink to fill in).
 //
-//  - the CIE gets augmentation "zR" (plus "S" if it had it) with pointer
-//    encoding DW_EH_PE_pcrel | DW_EH_PE_sdata4: a personality routine and an
-//    LSDA matter to exception handling only, not to unwinding, and are left
-//    out;
-//  - the FDE follows the CIE (its CIE pointer is relative), has no
-//    augmentation data, and keeps its call frame instructions as they are;
-//    its pc_begin is left 0 for the sink to fill in;
-//  - both are padded with DW_CFA_nop to multiples of 8 bytes.
+// Contract: anything not understood (a 64-bit record, an unknown version,
+// augmentation, pointer encoding or CFA instruction, DW_CFA_set_loc, a pair
+// larger than JP_MAX_UNWIND_BYTES) means no entry for the function, never a
+// wrong one.  Records are in the host's byte order, the JIT's target.  Why
+// and how perf reads them: doc/perf.md.
 //
-// Anything not understood means no entry for the function: a 64-bit
-// record, a CIE version other than 1 or 3, an unknown augmentation, an
-// indirect or non-pc-relative, non-absolute pointer encoding, a CFA
-// instruction this does not know or DW_CFA_set_loc (an absolute address),
-// or a pair larger than JP_MAX_UNWIND_BYTES.
+// Copyright (c) 2026, The jitprof Developers
+// Distributed under the PostgreSQL License (the file LICENSE).
 //
-// Records are in the byte order of the host, which is the JIT's target.
+// IDENTIFICATION
+//   src/llvm/eh_frame.cpp
 //
 //===----------------------------------------------------------------------===//
 

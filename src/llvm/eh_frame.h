@@ -6,6 +6,12 @@
 // the self-contained form of JitprofLinkedFunction.eh_frame.  Plain byte
 // parsing, no LLVM; used from the backend's only thread.
 //
+// Copyright (c) 2026, The jitprof Developers
+// Distributed under the PostgreSQL License (the file LICENSE).
+//
+// IDENTIFICATION
+//   src/llvm/eh_frame.h
+//
 //===----------------------------------------------------------------------===//
 
 #ifndef JITPROF_EH_FRAME_H

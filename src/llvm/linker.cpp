@@ -1,44 +1,23 @@
 //===- linker.cpp - Link llvmjit's code with JITLink, report what is linked -===//
 //
-// llvmjit.so creates the object layer of each of its two LLJIT instances by
-// calling LLVMOrcCreateRTDyldObjectLinkingLayerWithSectionMemoryManager(),
-// attaches JIT event listeners (made by LLVMCreatePerfJITEventListener() and
-// LLVMCreateGDBRegistrationListener()) with
-// LLVMOrcRTDyldObjectLinkingLayerRegisterJITEventListener(), and installs
-// its error reporter with LLVMOrcExecutionSessionSetErrorReporter().  All are
-// undefined dynamic symbols of llvmjit.so, bound when it is loaded.  When
-// jitprof is the provider, jitprof.so rebinds those calls of llvmjit.so, and
-// only llvmjit.so's, to the replacements below (jp_linker_interposers, see
-// got_patch.c); what they were bound to before, libLLVM's functions, is
-// stored in the Original* pointers.  Nothing here is exported, and no other
-// library's calls change.
+// The replacements of llvmjit.so's object-layer and listener calls (bound
+// to them through its GOT, got_patch.c; libLLVM's originals are kept in the
+// Original* pointers), and the object layer they make: JITLink into the
+// code arena with jitprof's plugin, RuntimeDyld for an object JITLink cannot
+// take, or RuntimeDyld throughout with jitprof.linker = rtdyld.  Either way
+// each emitted object becomes the same registry records (functions, step
+// tables, unwinding information), and the registry hears of its removal.
 //
-// With jitprof.linker = jitlink the layer is jitprof's own, which hands each
-// object to an ORC ObjectLinkingLayer using jitprof's code arena and plugin,
-// or to RuntimeDyld when JITLink cannot take it (JitprofObjectLayer below).
-// The plugin keeps every named function alive through pruning, collects
-// final addresses and sizes after fixups, and hands each object to the
-// registry once it is emitted; it tells the registry again when the object's
-// resources are removed.  LLVM's EH-frame plugin registers the code's
-// .eh_frame with the unwinder.  When the jitdump sink wants unwinding
-// records (core->unwind_wanted), both linkers also hand each function its
-// CIE + FDE from the linked .eh_frame (eh_frame.cpp) and the free bytes
-// after the object's last function.
+// Contract: nothing here throws across the C boundary: LLVM errors travel
+// as llvm::Error back into LLJIT, which llvmjit turns into an ERROR.
+// Nothing is exported.  The layer, the fallback and unwinding:
+// doc/linking.md; what is rebound and why: doc/provider.md.
 //
-// With jitprof.linker = rtdyld the original RuntimeDyld layer is returned,
-// with a JITEventListener that feeds the registry the same records.
+// Copyright (c) 2026, The jitprof Developers
+// Distributed under the PostgreSQL License (the file LICENSE).
 //
-// Nothing here may throw across the C boundary: LLVM errors travel as
-// llvm::Error back into LLJIT, which llvmjit turns into an ERROR.
-//
-// Some 760 lines, and one job: turning each object llvmjit emits into the
-// registry's records, under either linker.  The JITLink plugin and the
-// RuntimeDyld listener make the same records (functions, step tables,
-// unwinding information) from the two linkers' views of one object, with
-// the helpers at the top of this file; the object layer and the
-// replacements of llvmjit's C API calls are how an object reaches one or
-// the other.  The code arena and the .eh_frame reader, which need none of
-// this, are files of their own.
+// IDENTIFICATION
+//   src/llvm/linker.cpp
 //
 //===----------------------------------------------------------------------===//
 

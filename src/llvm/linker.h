@@ -14,6 +14,12 @@
  * Only jitprof_llvm.so's files include this header; C++ files include it
  * inside extern "C" { }.
  *
+ * Copyright (c) 2026, The jitprof Developers
+ * Distributed under the PostgreSQL License (the file LICENSE).
+ *
+ * IDENTIFICATION
+ *	  src/llvm/linker.h
+ *
  *-------------------------------------------------------------------------
  */
 #ifndef JITPROF_LINKER_H

@@ -7,6 +7,12 @@
 // ">= 19", the change happened somewhere between 14 and 19; only the tested
 // releases matter.  The C files use llvm-c only, whose calls did not change.
 //
+// Copyright (c) 2026, The jitprof Developers
+// Distributed under the PostgreSQL License (the file LICENSE).
+//
+// IDENTIFICATION
+//   src/llvm/llvm_compat.h
+//
 //===----------------------------------------------------------------------===//
 
 #ifndef JITPROF_LLVM_COMPAT_H

@@ -15,6 +15,12 @@
  *
  * Everything runs in the backend's only thread.
  *
+ * Copyright (c) 2026, The jitprof Developers
+ * Distributed under the PostgreSQL License (the file LICENSE).
+ *
+ * IDENTIFICATION
+ *	  src/llvm/llvm_entry.c
+ *
  *-------------------------------------------------------------------------
  */
 #include "postgres.h"

@@ -1,33 +1,22 @@
 //===- llvm_plugins.cpp - LLVM's own perf and debugger plugins, for comparison -===//
 //
-// jitprof.llvm_plugins (off by default) attaches ORC's own plugins to
-// jitprof's JITLink layer, besides jitprof's sinks: PerfSupportPlugin, which
-// writes a jitdump file of its own, and DebugObjectManagerPlugin, which
-// registers each object with gdb.  It is a developer setting, to measure
-// jitprof's sinks against LLVM's on the same workload and LLVM
-// (bench/llvm_plugins.sh, doc/perf.md); jitprof's names, step tables and
-// deregistration are its own sinks' only.
+// jitprof.llvm_plugins, a developer setting: attach ORC's own
+// PerfSupportPlugin and DebugObjectManagerPlugin to jitprof's JITLink layer,
+// beside jitprof's sinks, to measure one against the other.  Their executor
+// functions are looked up in this process with dlsym (llvmjit's LLJITs run
+// code in process).
 //
-// Both plugins call into the "executor", the process that runs the code,
-// through wrapper functions that libLLVM's OrcTargetProcess library
-// defines (llvm_orc_registerJITLoaderPerf*, llvm_orc_registerJITLoaderGDB*).
-// llvmjit's LLJITs run the code in process (SelfExecutorProcessControl), so
-// the functions' addresses are looked up in this process with dlsym.
+// Contract: nothing here may end the backend: every failure goes to the
+// registry as a WARNING (llvm_plugin_failed) and the code is linked without
+// that plugin.  The perf plugin is one per process, never destroyed, shared
+// by both layers (SharedPlugin), and jitprof calls its start function
+// itself.  Why: doc/perf.md, "LLVM's own plugins".
 //
-// Nothing here may end the backend: every failure (a function not found,
-// the jitdump file not created, an LLVM without the plugins) goes to the
-// registry as a WARNING (llvm_plugin_failed), and the code is linked
-// without that plugin.
+// Copyright (c) 2026, The jitprof Developers
+// Distributed under the PostgreSQL License (the file LICENSE).
 //
-// The perf plugin keeps process-wide state in libLLVM (one open jitdump
-// file): its start function opens a new file each time it is called, and
-// its end function fails unless a start came before.  llvmjit has two LLJIT
-// instances, so two plugins would open two files and the second end would
-// fail, where the plugin's destructor does not expect it.  So there is one
-// plugin per process, made at the first layer and never destroyed, shared
-// by both layers through SharedPlugin; jitprof calls the start function
-// itself, where it can report a failure, and gives the plugin a start and an
-// end that do nothing.
+// IDENTIFICATION
+//   src/llvm/llvm_plugins.cpp
 //
 //===----------------------------------------------------------------------===//
 

@@ -4,6 +4,12 @@
 // DebugObjectManagerPlugin to a JITLink layer, as a comparison aid
 // (llvm_plugins.cpp).  C++ only; included by linker.cpp.
 //
+// Copyright (c) 2026, The jitprof Developers
+// Distributed under the PostgreSQL License (the file LICENSE).
+//
+// IDENTIFICATION
+//   src/llvm/llvm_plugins.h
+//
 //===----------------------------------------------------------------------===//
 
 #ifndef JITPROF_LLVM_PLUGINS_H

@@ -3,43 +3,24 @@
  * llvm_steps.c
  *	  DWARF debug information for llvmjit's functions: a line per step.
  *
- * steps.c lists an expression's steps in this backend's step file and asks,
- * through jitprof_llvm.h's add_debug_info, for each generated function to
- * be given debug information that points into that listing.  This file does
- * it with LLVM's C API, before llvmjit optimizes and emits the module:
+ * steps.c lists an expression's steps in the step file and asks, through
+ * jitprof_llvm.h's add_debug_info, for each generated function to get
+ * debug information pointing into that listing: a compile unit whose file
+ * is the step file, and a location on every instruction whose line is the
+ * step's and whose column encodes the step (JitprofStepRange), so that
+ * linker.cpp reads the step back from the object's line table.
  *
- * - a compile unit whose file is the step file, a subprogram for the
- *   function (on its header line), and the module flags LLVM needs to emit
- *   DWARF ("Debug Info Version", "Dwarf Version"), once per module;
- * - a location on every instruction: llvmjit names the blocks of step n
- *   "b.<n>.*" or "op.<n>.*" (llvmjit_expr.c), and those of attribute a of
- *   a deform function "block.attr.<a>.*" (llvmjit_deform.c).  A block of
- *   an evaluation function whose name carries no step number belongs to
- *   the step of the block before it (llvmjit inserts a step's extra blocks
- *   before the next step's first); the entry block, and the blocks of a
- *   deform function outside any attribute, get the header line.
+ * Contract: runs on the backend's only thread in compile_expr, before
+ * llvmjit optimizes and emits the module, and never throws.  A function
+ * that does not verify afterwards, or names a step the listing lacks, has
+ * its debug information taken off again and is counted as skipped.  Block
+ * names, calls' locations and the verifier: doc/steps.md.
  *
- * The column of a location encodes the step (see JitprofStepRange): the
- * step number plus one, JP_COLUMN_DEFORM + 1 + the attribute number in a
- * deform function, 0 on the header line; linker.cpp reads the step back
- * from the object's line table without knowing the listing.
+ * Copyright (c) 2026, The jitprof Developers
+ * Distributed under the PostgreSQL License (the file LICENSE).
  *
- * Every call then has a location, as LLVM's verifier requires of calls to
- * functions with debug information inside a function with debug
- * information: that holds for the deform functions this same code gives
- * debug information to, and for PostgreSQL's bitcode, which llvmjit inlines
- * later (the inliner gives inlined instructions the call's location when
- * the bitcode has none, as Debian's has none).  The function is then
- * verified; if it does not verify, or a block names a step the listing
- * does not have, its debug information is taken off again and the caller
- * counts the function as skipped.  A function that fails the verifier
- * before jitprof adds anything is not checked afterwards (the verifier
- * cannot tell jitprof's errors from llvmjit's there): PostgreSQL 17's
- * llvmjit on LLVM 19 calls llvm.lifetime.end.p0i8, a name mangled for
- * typed pointers, which LLVM 19 compiles but its verifier rejects.  Nothing
- * here throws.
- *
- * Runs in the backend's only thread, in compile_expr.
+ * IDENTIFICATION
+ *	  src/llvm/llvm_steps.c
  *
  *-------------------------------------------------------------------------
  */

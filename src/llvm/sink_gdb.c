@@ -3,76 +3,19 @@
  * sink_gdb.c
  *	  GDB JIT interface sink: JIT-compiled functions made visible to gdb.
  *
- * gdb learns about code generated at run time through the "JIT compilation
- * interface": the process keeps a doubly linked list of in-memory object
- * files hanging off a global descriptor, __jit_debug_descriptor, and calls
- * the empty function __jit_debug_register_code() after each change.  gdb
- * puts a breakpoint on that function; when it is hit gdb reads the
- * descriptor, loads (or forgets) the object file the descriptor points at,
- * and resumes the process.  With no debugger attached the call costs nothing
- * more than a call.
+ * Contract: the process has one list, libLLVM's __jit_debug_descriptor,
+ * which LLVM's own GDB listener may write too.  Every writer runs on the
+ * backend's one thread and completes its update within one call; nothing
+ * about the list is cached between calls, and an entry whose neighbours no
+ * longer point at it is left linked, with a WARNING.  Both callbacks run
+ * inside LLVM's call stack: malloc only, WARNINGs, never ERRORs.  Part of
+ * jitprof_llvm.so (it needs libelf).  The long story: doc/gdb.md.
  *
- * When jitprof.gdb (or the stock jit_debugging_support) is on, this sink
- * makes one small ELF image per linked object with libelf: a .text section
- * at the code's real load address holding a copy of the code bytes, and a
- * symbol table with one FUNC symbol per function under its jitprof name.
- * gdb can then set breakpoints on those names and show them in backtraces.
- * The code bytes have to be there: with a .text of type SHT_NOBITS a
- * breakpoint resolves but a backtrace shows "??".  The image is taken off
- * the list and freed when the object's code is freed, so that gdb never
- * holds symbols for unmapped code and the list stays short (gdb's cost per
- * registration grows with the number of registered objects).
+ * Copyright (c) 2026, The jitprof Developers
+ * Distributed under the PostgreSQL License (the file LICENSE).
  *
- * This file is part of jitprof_llvm.so, because it needs libelf; the
- * setting it reads (jitprof.gdb) is defined by jitprof.so and read through
- * jp_core, and the sink is registered with jitprof.so's registry when
- * jitprof_llvm.so is connected (see jitprof_llvm.h).
- *
- * Which descriptor.  libLLVM-14 defines __jit_debug_descriptor and
- * __jit_debug_register_code itself (for its own GDB listener), and a gdb
- * attached to a backend finds them there.  jitprof_llvm.so links against
- * libLLVM-14 and uses those very symbols, so the process has one list and
- * gdb reads it whole; a second descriptor defined here might be the one gdb
- * does not look at.
- *
- * Consistency of that shared list.  The other code in this process that can
- * write it is LLVM's: GDBRegistrationListener (which llvmjit attaches through
- * LLVMOrcRTDyldObjectLinkingLayerRegisterJITEventListener when
- * jit_debugging_support is on; jitprof gives llvmjit no such listener,
- * see linker.cpp) and ORC's JITLoaderGDB (used by DebugObjectManagerPlugin,
- * which neither llvmjit nor jitprof installs).  Each takes a mutex private to
- * libLLVM, which C code cannot take.  Nor does it need to:
- *
- * - A backend has one thread.  llvmjit's LLJIT has no compile threads, so
- *   every link, and every registry callback, runs on that thread; each
- *   writer, LLVM's or this file's, completes its whole update inside one
- *   call, and none calls another.  Updates therefore never interleave.
- * - Should LLVM's listener ever register objects too, the two still compose:
- *   nothing about the list is cached here between calls (the head is read
- *   afresh, an entry is unlinked through its own neighbours), and the steps
- *   are LLVM's own (insert at the head, set relevant_entry and action_flag,
- *   call __jit_debug_register_code).
- * - Before unlinking an entry, its neighbours are checked to still point at
- *   it.  If they do not, someone broke the protocol: the entry is left
- *   linked and its memory kept (gdb may still read it), with a WARNING,
- *   rather than make the list worse.
- *
- * Only a second thread writing the list at the same moment could defeat
- * this, and no code in a backend starts one.
- *
- * The image is an ET_EXEC file, so that symbol values are absolute addresses
- * (in a relocatable file they would be section offsets).  libelf writes only
- * to a file descriptor: it writes into an anonymous memfd (memory only: no
- * directory to pick, nothing in /tmp for another user to tamper with,
- * nothing left behind by a crash), which is read back into malloc'd memory
- * that lives as long as the registration, and closed.  One memfd per object
- * costs about 10 us more than keeping one open (about 30 us in all per
- * object, against milliseconds to compile it), and keeps no descriptor open
- * behind fd.c's back.
- *
- * Both callbacks run inside LLVM's call stack (see core.h): they only use
- * malloc, and report failures as WARNINGs, never ERRORs.  A failure leaves
- * the object unknown to gdb and nothing else changed.
+ * IDENTIFICATION
+ *	  src/llvm/sink_gdb.c
  *
  *-------------------------------------------------------------------------
  */

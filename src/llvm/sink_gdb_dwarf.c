@@ -19,6 +19,12 @@
  * never an ERROR; false means "no DWARF for this image", and the image is
  * registered without it.
  *
+ * Copyright (c) 2026, The jitprof Developers
+ * Distributed under the PostgreSQL License (the file LICENSE).
+ *
+ * IDENTIFICATION
+ *	  src/llvm/sink_gdb_dwarf.c
+ *
  *-------------------------------------------------------------------------
  */
 #include "postgres.h"

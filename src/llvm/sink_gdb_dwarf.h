@@ -3,6 +3,12 @@
  * sink_gdb_dwarf.h
  *	  DWARF sections of the gdb sink's images (sink_gdb_dwarf.c).
  *
+ * Copyright (c) 2026, The jitprof Developers
+ * Distributed under the PostgreSQL License (the file LICENSE).
+ *
+ * IDENTIFICATION
+ *	  src/llvm/sink_gdb_dwarf.h
+ *
  *-------------------------------------------------------------------------
  */
 #ifndef JITPROF_SINK_GDB_DWARF_H

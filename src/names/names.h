@@ -15,6 +15,12 @@
  *
  * names sits on core only.
  *
+ * Copyright (c) 2026, The jitprof Developers
+ * Distributed under the PostgreSQL License (the file LICENSE).
+ *
+ * IDENTIFICATION
+ *	  src/names/names.h
+ *
  *-------------------------------------------------------------------------
  */
 #ifndef JITPROF_NAMES_H

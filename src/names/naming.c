@@ -3,31 +3,22 @@
  * naming.c
  *	  Readable, stable names for JIT-compiled functions.
  *
- * llvmjit names its functions evalexpr_<module>_<n> and deform_<module>_<n>,
- * from per-backend counters: the same name means different code in every
- * backend and every query.  When an expression is compiled, this file
- * records where it comes from (query ID, plan node), asks roles.c for the
- * expression's role in the node, and builds a name from that:
+ * llvmjit's names (evalexpr_<module>_<n>) come from per-backend counters.
+ * When an expression is compiled this file records its origin (query ID,
+ * plan node, and its role from roles.c), and when the linker reports the
+ * function it names it q<queryid>#<plan_node_id>_<NodeType>_<role>...
  *
- *		q<queryid>#<plan_node_id>_<NodeType>_<role>[_rel<oid>][_<n>]
+ * Contract: a name depends only on the query and the plan, never on the
+ * data or on how often code was compiled; a role is given only when the
+ * expression is found in its plan node ("expr" otherwise); every symbol is
+ * made in one place, build_symbol, from the fields of its origin.  The
+ * grammar, roles and numbering: doc/names.md.
  *
- * and a deform function gets its expression's name followed by
- * _deform_<scan|outer|inner>.  doc/names.md lists the roles.
+ * Copyright (c) 2026, The jitprof Developers
+ * Distributed under the PostgreSQL License (the file LICENSE).
  *
- * Names must not depend on the data or on how often code was compiled.
- * <n> numbers the expressions of one node and role, starting at 2 for the
- * second, in generation order where that order is fixed by the plan (plan
- * initialization); roles whose code is generated while the query runs
- * bring their own number (roles.c).  A role is only given when the
- * expression is found in its plan node; otherwise it is "expr".
- *
- * The query ID is the caller's (provider.c, from jp_execution_queryid()).
- * The origin is kept, keyed by llvmjit's name, until the linker reports the
- * function (jp_naming_take_object) or the JIT context is released without
- * emitting it (EXPLAIN without ANALYZE compiles but never emits).  Functions
- * of a linked object that compile_expr never reported are helpers, named
- * q<queryid>_helper[_<n>].  Every symbol is made in one place, build_symbol,
- * from the fields of its origin.
+ * IDENTIFICATION
+ *	  src/names/naming.c
  *
  *-------------------------------------------------------------------------
  */

@@ -5,27 +5,20 @@
  *	  node's type name and the expression's role (doc/names.md).
  *
  * The executor keeps each ExprState it builds in a field of the plan
- * node's state (its qual, projection, hash keys, a SubPlan's arguments,
- * ...), or builds it from a field of the plan.  Finding the expression
- * there says what it was compiled for; an expression found nowhere we look
- * is "expr", never a guess.  Roles whose code is generated while the query
- * runs (hash aggregation's spill variants, a hashed SubPlan's tables, the
- * projections of a ModifyTable's result relations) carry the number that
- * identifies them; expressions built for a partition that tuple routing
- * opened carry the partition's OID.  An expression's deform functions take
- * the role of their fetch step.
+ * node's state, or builds it from a field of the plan; finding the
+ * expression there says what it was compiled for.  node_role() and the
+ * functions it dispatches to are doc/names.md's table of roles as code.
  *
- * This is the code that reads executor-state fields, so it is where the
- * names follow PostgreSQL's versions.  It only reads: naming.c calls it
- * while the linker waits for names, where nothing may throw.
+ * Contract: it only reads, and never throws (naming.c calls it while the
+ * linker waits for names); an expression found nowhere we look is "expr",
+ * never a guess.  This is the code that reads executor-state fields, so it
+ * is where the names follow PostgreSQL's versions (core/compat.h).
  *
- * Some 800 lines, and one job: doc/names.md's table of roles, as code.
- * node_role() has one case per node type of that table and nothing else;
- * the helpers before it are the few ways an ExprState is found in a node's
- * state (a field, an array, a list the plan built it from, a SubPlan's
- * host, a result relation, a pruning step), which those cases share.  Split
- * by node type, every part would still need all the helpers, and the table
- * would be read from several files.
+ * Copyright (c) 2026, The jitprof Developers
+ * Distributed under the PostgreSQL License (the file LICENSE).
+ *
+ * IDENTIFICATION
+ *	  src/names/roles.c
  *
  *-------------------------------------------------------------------------
  */
@@ -482,9 +475,13 @@ window_agg_role(ExprState *state, WindowAggState *ws, ExprRole *out)
 	return false;
 }
 
-/* expressions a plan node keeps in fields of its own */
+/*
+ * A join's expressions: its join quals, and a Hash Join's hash clauses and
+ * outer keys or a Merge Join's merge keys (those live in a struct private
+ * to nodeMergejoin.c, so they are matched against the plan's clauses).
+ */
 static bool
-node_role(ExprState *state, PlanState *ps, ExprRole *out)
+join_role(ExprState *state, PlanState *ps, ExprRole *out)
 {
 	Plan	   *plan = ps->plan;
 
@@ -525,13 +522,21 @@ node_role(ExprState *state, PlanState *ps, ExprRole *out)
 				}
 			}
 			break;
-		case T_HashState:
-			if (jp_is_inner_hash((HashState *) ps, state) ||
-				built_from_member(state, ((Hash *) plan)->hashkeys))
-				return found(out, "hashkeys");
+		default:
 			break;
-		case T_AggState:
-			return agg_role(state, (AggState *) ps, out);
+	}
+	return false;
+}
+
+/*
+ * The equality and hash functions of grouping nodes: Group, Unique, SetOp
+ * and Recursive Union.
+ */
+static bool
+equality_role(ExprState *state, PlanState *ps, ExprRole *out)
+{
+	switch (nodeTag(ps))
+	{
 		case T_GroupState:
 			if (((GroupState *) ps)->eqfunction == state)
 				return found(out, "group_equal");
@@ -556,44 +561,23 @@ node_role(ExprState *state, PlanState *ps, ExprRole *out)
 			if (jp_is_table_hash(((RecursiveUnionState *) ps)->hashtable, state))
 				return found(out, "hash_value");
 			break;
-		case T_WindowAggState:
-			return window_agg_role(state, (WindowAggState *) ps, out);
-		case T_ResultState:
-			if (((ResultState *) ps)->resconstantqual == state ||
-				built_from(state, ((Result *) plan)->resconstantqual))
-				return found(out, "constqual");
+		default:
 			break;
-		case T_ProjectSetState:
-			{
-				ProjectSetState *pss = (ProjectSetState *) ps;
+	}
+	return false;
+}
 
-				for (int i = 0; i < pss->nelems; i++)
-				{
-					Node	   *elem = pss->elems[i];
+/*
+ * Expressions of scans that look keys up: index, index-only and bitmap scans
+ * (rechecks, ORDER BY, run-time and array keys) and TID scans.
+ */
+static bool
+index_scan_role(ExprState *state, PlanState *ps, ExprRole *out)
+{
+	Plan	   *plan = ps->plan;
 
-					if (elem == (Node *) state)
-						return found(out, "target");
-					if (IsA(elem, SetExprState) &&
-						list_member_ptr(((SetExprState *) elem)->args, state))
-						return found(out, "srf_args");
-				}
-			}
-			break;
-		case T_ModifyTableState:
-			return modify_table_role(state, (ModifyTableState *) ps, out);
-		case T_AppendState:
-			return pruning_role(state, jp_part_prune_info(ps, (Append *) plan),
-								out);
-		case T_MergeAppendState:
-			return pruning_role(state,
-								jp_part_prune_info(ps, (MergeAppend *) plan),
-								out);
-		case T_SampleScanState:
-			if (list_member_ptr(((SampleScanState *) ps)->args, state))
-				return found(out, "tablesample_args");
-			if (((SampleScanState *) ps)->repeatable == state)
-				return found(out, "tablesample_repeatable");
-			break;
+	switch (nodeTag(ps))
+	{
 		case T_IndexScanState:
 			{
 				IndexScanState *is = (IndexScanState *) ps;
@@ -647,6 +631,29 @@ node_role(ExprState *state, PlanState *ps, ExprRole *out)
 			if (built_from_clause_arg(state, ((TidRangeScan *) plan)->tidrangequals))
 				return found(out, "tid_key");
 			break;
+		default:
+			break;
+	}
+	return false;
+}
+
+/*
+ * Expressions of the other scans that keep some of their own: TABLESAMPLE,
+ * function, table function (XMLTABLE, JSON_TABLE), foreign and custom scans.
+ */
+static bool
+other_scan_role(ExprState *state, PlanState *ps, ExprRole *out)
+{
+	Plan	   *plan = ps->plan;
+
+	switch (nodeTag(ps))
+	{
+		case T_SampleScanState:
+			if (list_member_ptr(((SampleScanState *) ps)->args, state))
+				return found(out, "tablesample_args");
+			if (((SampleScanState *) ps)->repeatable == state)
+				return found(out, "tablesample_repeatable");
+			break;
 		case T_FunctionScanState:
 			{
 				/* kept in a struct private to nodeFunctionscan.c */
@@ -695,6 +702,88 @@ node_role(ExprState *state, PlanState *ps, ExprRole *out)
 			if (built_from_member(state, ((CustomScan *) plan)->custom_exprs))
 				return found(out, "custom_expr");
 			break;
+		default:
+			break;
+	}
+	return false;
+}
+
+/*
+ * Expressions a plan node keeps in fields of its own: one case per node
+ * type, or a function per family of them.  This is where a role is decided,
+ * so its contract is the naming rule's: a role is returned only when the
+ * expression is found in the field that role names (by pointer, or by the
+ * plan expression it was built from); anything else is false, and the
+ * caller names the expression "expr", never a guess.
+ */
+static bool
+node_role(ExprState *state, PlanState *ps, ExprRole *out)
+{
+	Plan	   *plan = ps->plan;
+
+	switch (nodeTag(ps))
+	{
+		case T_NestLoopState:
+		case T_MergeJoinState:
+		case T_HashJoinState:
+			return join_role(state, ps, out);
+		case T_HashState:
+			if (jp_is_inner_hash((HashState *) ps, state) ||
+				built_from_member(state, ((Hash *) plan)->hashkeys))
+				return found(out, "hashkeys");
+			break;
+		case T_AggState:
+			return agg_role(state, (AggState *) ps, out);
+		case T_GroupState:
+		case T_UniqueState:
+		case T_SetOpState:
+		case T_RecursiveUnionState:
+			return equality_role(state, ps, out);
+		case T_WindowAggState:
+			return window_agg_role(state, (WindowAggState *) ps, out);
+		case T_ResultState:
+			if (((ResultState *) ps)->resconstantqual == state ||
+				built_from(state, ((Result *) plan)->resconstantqual))
+				return found(out, "constqual");
+			break;
+		case T_ProjectSetState:
+			{
+				ProjectSetState *pss = (ProjectSetState *) ps;
+
+				for (int i = 0; i < pss->nelems; i++)
+				{
+					Node	   *elem = pss->elems[i];
+
+					if (elem == (Node *) state)
+						return found(out, "target");
+					if (IsA(elem, SetExprState) &&
+						list_member_ptr(((SetExprState *) elem)->args, state))
+						return found(out, "srf_args");
+				}
+			}
+			break;
+		case T_ModifyTableState:
+			return modify_table_role(state, (ModifyTableState *) ps, out);
+		case T_AppendState:
+			return pruning_role(state, jp_part_prune_info(ps, (Append *) plan),
+								out);
+		case T_MergeAppendState:
+			return pruning_role(state,
+								jp_part_prune_info(ps, (MergeAppend *) plan),
+								out);
+		case T_IndexScanState:
+		case T_IndexOnlyScanState:
+		case T_BitmapIndexScanState:
+		case T_BitmapHeapScanState:
+		case T_TidScanState:
+		case T_TidRangeScanState:
+			return index_scan_role(state, ps, out);
+		case T_SampleScanState:
+		case T_FunctionScanState:
+		case T_TableFuncScanState:
+		case T_ForeignScanState:
+		case T_CustomScanState:
+			return other_scan_role(state, ps, out);
 		case T_MemoizeState:
 			{
 				MemoizeState *ms = (MemoizeState *) ps;

@@ -9,6 +9,12 @@
  * only reads the records of the JIT context (to find the host of a SubPlan
  * or of an array coercion) and calls nothing in naming.c.
  *
+ * Copyright (c) 2026, The jitprof Developers
+ * Distributed under the PostgreSQL License (the file LICENSE).
+ *
+ * IDENTIFICATION
+ *	  src/names/roles.h
+ *
  *-------------------------------------------------------------------------
  */
 #ifndef JITPROF_NAMES_ROLES_H

@@ -3,43 +3,23 @@
  * steps.c
  *	  Expression step listings: the "source file" of JIT code.
  *
- * llvmjit translates an ExprState step by step: the code of step n sits in
- * basic blocks named "b.<n>.*" (or "op.<n>.*"), and a deform function's
- * code for attribute a in blocks "block.attr.<a>.*".  With jitprof.steps on,
- * compile_expr (provider.c) calls jp_steps_annotate() for the functions it
- * just generated.  For each one it appends a listing to this backend's step
- * file, one line per step (opcode and what it works on) or per deformed
- * attribute, after a header line naming the function:
+ * With jitprof.steps on, compile_expr (provider.c) calls jp_steps_annotate()
+ * for the functions it just generated: each gets a listing of its steps in
+ * this backend's step file, and (through llvm_steps.c) DWARF line numbers
+ * that point into that listing, so perf and gdb show a step as the source
+ * line of the code.
  *
- *	  evalexpr_5_3: 7 steps
- *	  step 0: EEOP_SCAN_FETCHSOME last_var 5
- *	  step 1: EEOP_SCAN_VAR l_quantity (attno 5)
- *	  ...
+ * Contract: runs on the backend's only thread at compile_expr time (a
+ * transaction is open, so catalog look-ups are allowed).  Nothing here fails
+ * or slows a query: one write() per expression, capped at
+ * jitprof.jitdump_max_size; problems are counted, never an ERROR.  The file,
+ * its directory checks and its line format: doc/steps.md.
  *
- * and asks jitprof_llvm.so to give the function DWARF debug information
- * whose line numbers are those of that listing (llvm_steps.c).  perf and
- * gdb then show a step line as the source line of the machine code.
+ * Copyright (c) 2026, The jitprof Developers
+ * Distributed under the PostgreSQL License (the file LICENSE).
  *
- * The step file is <jitprof.jitdump_dir>/.debug/jit/jitprof-steps-<date>-
- * <random>/steps-<pid>.txt, created by the backend's first annotated
- * function, with the directory checks of the jitdump sink
- * (jp_make_jit_dir(): the directories may be in /tmp).  A
- * jitprof.jitdump_dir too long for its path means no file, counted, and
- * nothing created.  It is written only
- * while a consumer of it is on (jitprof.perf_jitdump, jit_profiling_support,
- * jitprof.gdb, jit_debugging_support), which create a file per backend
- * anyway; without one, functions still get their debug information, with
- * line numbers that no file backs (counted in steps_listings_dropped).  It
- * is written with one write() per expression and
- * capped at jitprof.jitdump_max_size: past the cap, or if it cannot be
- * created or written, listings are counted as dropped and the line numbers
- * carry on as if they had been written (the step is in the column, not the
- * line: see llvm_steps.c).  Nothing here fails or slows a query: problems
- * are counted, never reported as an ERROR, and the file costs one syscall
- * per JIT-compiled expression.
- *
- * Runs in the backend's only thread, at compile_expr time (a transaction is
- * open, so catalog look-ups for function and type names are allowed).
+ * IDENTIFICATION
+ *	  src/names/steps.c
  *
  *-------------------------------------------------------------------------
  */

@@ -3,45 +3,22 @@
  * got_patch.c
  *	  Rebind some of one loaded library's calls, through its GOT.
  *
- * jitprof has to give llvmjit.so its own object layer: llvmjit.so creates
- * one by calling an LLVM C API function, and has no hook for it.  That call
- * is an undefined dynamic symbol of llvmjit.so, bound by the dynamic loader
- * when llvmjit.so is loaded (llvmjit.so is linked BIND_NOW, and PostgreSQL
- * loads libraries RTLD_NOW): the address of libLLVM's function sits in
- * llvmjit.so's global offset table (GOT), in an entry named by one of its
- * dynamic relocations (R_X86_64_JUMP_SLOT for a call through the PLT,
- * R_X86_64_GLOB_DAT for one through the GOT).
+ * jp_got_patch() rewrites the GOT entries through which one library
+ * (llvmjit.so) calls an interposer table's functions, so that only that
+ * library's calls change, whatever was loaded first.
  *
- * jp_got_patch() finds those entries for each function of an interposer
- * table, remembers the address each holds as the original function, and
- * writes the replacement's address instead.  Only that library's calls
- * change: libLLVM, and any other library calling it, keep their bindings.
- * Unlike defining the functions in a library that must come before libLLVM
- * in the global scope, this works whatever was loaded first.
+ * Contract: it runs on a backend's only thread before the library calls
+ * any of the functions, so no call races with a write.  It is idempotent,
+ * and all or nothing: a failure puts back what it wrote, gives one WARNING
+ * and returns false; nothing here throws or can crash the backend.  x86-64
+ * only; elsewhere it returns false and llvmjit runs stock.  How and why:
+ * doc/provider.md.
  *
- * How.  dl_iterate_phdr() finds the library by an address inside it (its
- * _PG_jit_provider_init) and gives its program headers; PT_DYNAMIC gives
- * the dynamic section with the symbol, string and relocation tables.  The
- * dynamic loader may or may not have relocated those table addresses in
- * place, so an address is taken as it is when it falls inside the library's
- * mapped segments, else as an offset from its base, else refused.  The GOT
- * is in the RELRO region, which the loader made read-only once it was done:
- * a page of it is made writable with mprotect() for the write, and made
- * read-only again.  Each write is read back before it is relied on.
+ * Copyright (c) 2026, The jitprof Developers
+ * Distributed under the PostgreSQL License (the file LICENSE).
  *
- * Contract.  It runs in a backend's only thread, before the library calls
- * any of the functions (llvmjit.so calls them on its first compilation), so
- * no call races with a write.  It is idempotent: an entry that already holds
- * the replacement is left alone (a process that loads the library again, as
- * a parallel worker loading its leader's libraries, finds it so).  Either
- * every entry of every found function is rebound, or none is: a failure
- * puts the entries written so far back, and the library runs as it was.
- * A function with no entry is one the library never calls; that is fine
- * unless the interposer is marked required.  Failures give one WARNING and
- * return false; nothing here throws or can crash the backend.
- *
- * Architectures.  Only x86-64 is implemented and tested.  Elsewhere
- * jp_got_patch() returns false after a WARNING, and llvmjit runs stock.
+ * IDENTIFICATION
+ *	  src/provider/got_patch.c
  *
  *-------------------------------------------------------------------------
  */
@@ -76,6 +53,17 @@ typedef struct GotSlot
 	void	   *old_value;
 	int			interposer;		/* index into the interposer table */
 } GotSlot;
+
+/* the library's dynamic tables, from its PT_DYNAMIC segment */
+typedef struct DynamicTables
+{
+	const Elf64_Sym *symtab;
+	const char *strtab;
+	size_t		strsz;
+	const Elf64_Rela *tables[2];	/* DT_RELA, DT_JMPREL */
+	size_t		table_sizes[2];
+	size_t		relaent;
+} DynamicTables;
 
 static int
 find_object(struct dl_phdr_info *info, size_t size, void *arg)
@@ -197,34 +185,20 @@ warn_not_bound(const char *library, const char *detail)
 			 errhint("Set jitprof.llvmjit_library to PostgreSQL's llvmjit for LLVM 14, or set jit_provider = 'llvmjit' to do without jitprof.")));
 }
 
-bool
-jp_got_patch(const void *code, const char *library,
-			 const JitprofInterposer *interposers, int ninterposers)
+/*
+ * Find the library's dynamic symbol, string and relocation tables.  False,
+ * after a WARNING, if it has none that can be used.
+ */
+static bool
+read_dynamic(const LoadedObject *obj, const char *library, DynamicTables *dt)
 {
-	LoadedObject obj = {0};
 	const Elf64_Dyn *dyn = NULL;
-	const Elf64_Sym *symtab = NULL;
-	const char *strtab = NULL;
-	size_t		strsz = 0;
-	const Elf64_Rela *tables[2] = {NULL, NULL};
-	size_t		table_sizes[2] = {0, 0};
-	size_t		relaent = sizeof(Elf64_Rela);
-	GotSlot		slots[MAX_SLOTS];
-	int			nslots = 0;
-	void	   *originals[MAX_SLOTS];
-	int			done;
 
-	obj.code = (uintptr_t) code;
-	dl_iterate_phdr(find_object, &obj);
-	if (!obj.found)
-	{
-		warn_not_bound(library, _("The library is not loaded."));
-		return false;
-	}
-
-	for (int i = 0; i < obj.phnum; i++)
-		if (obj.phdr[i].p_type == PT_DYNAMIC)
-			dyn = (const Elf64_Dyn *) (obj.base + obj.phdr[i].p_vaddr);
+	memset(dt, 0, sizeof(*dt));
+	dt->relaent = sizeof(Elf64_Rela);
+	for (int i = 0; i < obj->phnum; i++)
+		if (obj->phdr[i].p_type == PT_DYNAMIC)
+			dyn = (const Elf64_Dyn *) (obj->base + obj->phdr[i].p_vaddr);
 	if (dyn == NULL)
 	{
 		warn_not_bound(library, _("The library has no dynamic section."));
@@ -236,28 +210,28 @@ jp_got_patch(const void *code, const char *library,
 		switch (dyn->d_tag)
 		{
 			case DT_SYMTAB:
-				symtab = (const Elf64_Sym *) dynamic_address(&obj, dyn->d_un.d_ptr);
+				dt->symtab = (const Elf64_Sym *) dynamic_address(obj, dyn->d_un.d_ptr);
 				break;
 			case DT_STRTAB:
-				strtab = (const char *) dynamic_address(&obj, dyn->d_un.d_ptr);
+				dt->strtab = (const char *) dynamic_address(obj, dyn->d_un.d_ptr);
 				break;
 			case DT_STRSZ:
-				strsz = dyn->d_un.d_val;
+				dt->strsz = dyn->d_un.d_val;
 				break;
 			case DT_RELA:
-				tables[0] = (const Elf64_Rela *) dynamic_address(&obj, dyn->d_un.d_ptr);
+				dt->tables[0] = (const Elf64_Rela *) dynamic_address(obj, dyn->d_un.d_ptr);
 				break;
 			case DT_RELASZ:
-				table_sizes[0] = dyn->d_un.d_val;
+				dt->table_sizes[0] = dyn->d_un.d_val;
 				break;
 			case DT_RELAENT:
-				relaent = dyn->d_un.d_val;
+				dt->relaent = dyn->d_un.d_val;
 				break;
 			case DT_JMPREL:
-				tables[1] = (const Elf64_Rela *) dynamic_address(&obj, dyn->d_un.d_ptr);
+				dt->tables[1] = (const Elf64_Rela *) dynamic_address(obj, dyn->d_un.d_ptr);
 				break;
 			case DT_PLTRELSZ:
-				table_sizes[1] = dyn->d_un.d_val;
+				dt->table_sizes[1] = dyn->d_un.d_val;
 				break;
 			case DT_PLTREL:
 				if (dyn->d_un.d_val != DT_RELA)
@@ -268,48 +242,76 @@ jp_got_patch(const void *code, const char *library,
 				break;
 		}
 	}
-	if (symtab == NULL || strtab == NULL || relaent != sizeof(Elf64_Rela))
+	if (dt->symtab == NULL || dt->strtab == NULL ||
+		dt->relaent != sizeof(Elf64_Rela))
 	{
 		warn_not_bound(library, _("The library's dynamic section could not be read."));
 		return false;
 	}
 
-	/* every GOT entry bound to one of the functions */
+	return true;
+}
+
+/*
+ * Every GOT entry of the library bound to one of the interposers'
+ * functions, into slots (at most MAX_SLOTS) and *nslots.  False, after a
+ * WARNING, if there are too many.
+ */
+static bool
+find_slots(const LoadedObject *obj, const DynamicTables *dt, const char *library,
+		   const JitprofInterposer *interposers, int ninterposers,
+		   GotSlot *slots, int *nslots)
+{
+	*nslots = 0;
 	for (int t = 0; t < 2; t++)
 	{
-		if (tables[t] == NULL)
+		if (dt->tables[t] == NULL)
 			continue;
-		for (size_t r = 0; r < table_sizes[t] / sizeof(Elf64_Rela); r++)
+		for (size_t r = 0; r < dt->table_sizes[t] / sizeof(Elf64_Rela); r++)
 		{
-			const Elf64_Rela *rela = &tables[t][r];
+			const Elf64_Rela *rela = &dt->tables[t][r];
 			unsigned	type = ELF64_R_TYPE(rela->r_info);
 			const Elf64_Sym *sym;
 			const char *name;
 
 			if (type != R_X86_64_JUMP_SLOT && type != R_X86_64_GLOB_DAT)
 				continue;
-			sym = &symtab[ELF64_R_SYM(rela->r_info)];
-			if (sym->st_name >= strsz)
+			sym = &dt->symtab[ELF64_R_SYM(rela->r_info)];
+			if (sym->st_name >= dt->strsz)
 				continue;
-			name = strtab + sym->st_name;
+			name = dt->strtab + sym->st_name;
 
 			for (int i = 0; i < ninterposers; i++)
 			{
 				if (strcmp(name, interposers[i].symbol) != 0)
 					continue;
-				if (nslots >= MAX_SLOTS)
+				if (*nslots >= MAX_SLOTS)
 				{
 					warn_not_bound(library, _("The library has too many GOT entries to rebind."));
 					return false;
 				}
-				slots[nslots].slot = (void **) (obj.base + rela->r_offset);
-				slots[nslots].interposer = i;
-				nslots++;
+				slots[*nslots].slot = (void **) (obj->base + rela->r_offset);
+				slots[*nslots].interposer = i;
+				(*nslots)++;
 			}
 		}
 	}
 
-	/* check every entry before changing any */
+	return true;
+}
+
+/*
+ * Check every entry before any is changed: each required function has one,
+ * each lies inside the library, and each is bound, to one definition (its
+ * original, into originals[]) or already to its replacement.  Records each
+ * entry's old value.  False, after a WARNING, if the library cannot be
+ * rebound.
+ */
+static bool
+check_slots(const LoadedObject *obj, const char *library,
+			const JitprofInterposer *interposers, int ninterposers,
+			GotSlot *slots, int nslots, void **originals)
+{
 	for (int i = 0; i < ninterposers; i++)
 		originals[i] = *interposers[i].original;
 	for (int i = 0; i < ninterposers; i++)
@@ -332,7 +334,7 @@ jp_got_patch(const void *code, const char *library,
 		const JitprofInterposer *ip = &interposers[slots[s].interposer];
 		void	   *value;
 
-		if (segment_of(&obj, (uintptr_t) slots[s].slot, sizeof(void *)) == NULL ||
+		if (segment_of(obj, (uintptr_t) slots[s].slot, sizeof(void *)) == NULL ||
 			(uintptr_t) slots[s].slot % sizeof(void *) != 0)
 		{
 			warn_not_bound(library, _("A GOT entry of the library lies outside it."));
@@ -351,7 +353,7 @@ jp_got_patch(const void *code, const char *library,
 			}
 			continue;
 		}
-		if (value == NULL || segment_of(&obj, (uintptr_t) value, 1) != NULL)
+		if (value == NULL || segment_of(obj, (uintptr_t) value, 1) != NULL)
 		{
 			/* not bound yet: it points back into the library's PLT */
 			warn_not_bound(library, _("The library's calls of LLVM are not bound yet."));
@@ -366,6 +368,25 @@ jp_got_patch(const void *code, const char *library,
 		originals[slots[s].interposer] = value;
 	}
 
+	return true;
+}
+
+/*
+ * The dangerous part: rewrite the library's GOT.  The originals are stored
+ * first (the replacements call them), then each entry that does not hold
+ * its replacement yet is written and read back (write_slot).  All or
+ * nothing: if one write fails, every entry written so far gets its old value
+ * back and the library runs as it was.  Must run before the library calls
+ * any of the functions, on the backend's only thread, after check_slots
+ * passed.  False, after a WARNING, if the GOT could not be written.
+ */
+static bool
+write_slots(const LoadedObject *obj, const char *library,
+			const JitprofInterposer *interposers, int ninterposers,
+			GotSlot *slots, int nslots, void *const *originals)
+{
+	int			done;
+
 	/* originals first: the replacements call them */
 	for (int i = 0; i < ninterposers; i++)
 		*interposers[i].original = originals[i];
@@ -376,18 +397,44 @@ jp_got_patch(const void *code, const char *library,
 
 		if (slots[done].old_value == ip->replacement)
 			continue;
-		if (!write_slot(&obj, slots[done].slot, ip->replacement))
+		if (!write_slot(obj, slots[done].slot, ip->replacement))
 			break;
 	}
 	if (done < nslots)
 	{
 		/* put back what was written: the library runs as it was */
 		while (--done >= 0)
-			(void) write_slot(&obj, slots[done].slot, slots[done].old_value);
+			(void) write_slot(obj, slots[done].slot, slots[done].old_value);
 		warn_not_bound(library, _("The library's GOT could not be written."));
 		return false;
 	}
 	return true;
+}
+
+bool
+jp_got_patch(const void *code, const char *library,
+			 const JitprofInterposer *interposers, int ninterposers)
+{
+	LoadedObject obj = {0};
+	DynamicTables dt;
+	GotSlot		slots[MAX_SLOTS];
+	int			nslots;
+	void	   *originals[MAX_SLOTS];
+
+	obj.code = (uintptr_t) code;
+	dl_iterate_phdr(find_object, &obj);
+	if (!obj.found)
+	{
+		warn_not_bound(library, _("The library is not loaded."));
+		return false;
+	}
+	return read_dynamic(&obj, library, &dt) &&
+		find_slots(&obj, &dt, library, interposers, ninterposers,
+				   slots, &nslots) &&
+		check_slots(&obj, library, interposers, ninterposers,
+					slots, nslots, originals) &&
+		write_slots(&obj, library, interposers, ninterposers,
+					slots, nslots, originals);
 }
 
 #else							/* !__x86_64__ */

@@ -15,6 +15,12 @@
  * "none" and zeroes for the LLVM side: asking for the status never loads
  * LLVM.
  *
+ * Copyright (c) 2026, The jitprof Developers
+ * Distributed under the PostgreSQL License (the file LICENSE).
+ *
+ * IDENTIFICATION
+ *	  src/provider/llvm_library.c
+ *
  *-------------------------------------------------------------------------
  */
 #include "postgres.h"

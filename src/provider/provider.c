@@ -20,6 +20,12 @@
  * them (naming.c) and asks for frame pointers so that profilers can unwind
  * through JIT frames (through jitprof_llvm.so, which calls LLVM).
  *
+ * Copyright (c) 2026, The jitprof Developers
+ * Distributed under the PostgreSQL License (the file LICENSE).
+ *
+ * IDENTIFICATION
+ *	  src/provider/provider.c
+ *
  *-------------------------------------------------------------------------
  */
 #include "postgres.h"

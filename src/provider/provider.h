@@ -14,6 +14,12 @@
  * The provider is the top of the compile path: it calls down into the
  * sampler, the link and the names layers, and nothing below calls it.
  *
+ * Copyright (c) 2026, The jitprof Developers
+ * Distributed under the PostgreSQL License (the file LICENSE).
+ *
+ * IDENTIFICATION
+ *	  src/provider/provider.h
+ *
  *-------------------------------------------------------------------------
  */
 #ifndef JITPROF_PROVIDER_H

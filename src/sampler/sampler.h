@@ -11,6 +11,12 @@
  * it which query ID an execution's code is named after.  The files of the
  * layer share sampler_shared.h, which no other layer includes.
  *
+ * Copyright (c) 2026, The jitprof Developers
+ * Distributed under the PostgreSQL License (the file LICENSE).
+ *
+ * IDENTIFICATION
+ *	  src/sampler/sampler.h
+ *
  *-------------------------------------------------------------------------
  */
 #ifndef JITPROF_SAMPLER_H
@@ -19,8 +25,8 @@
 #include "core/core.h"
 
 /* sampler_hooks.c: GUCs, hooks and the compile-time questions */
-extern int	jitprof_sample_rate;
 extern void jp_sampler_init(void);
+extern int	jp_sampler_rate(void);
 extern int64 jp_execution_queryid(EState *estate);
 
 /* sampler_nodes.c: the plan node whose expressions are being compiled */

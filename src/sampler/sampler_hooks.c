@@ -5,75 +5,18 @@
  *	  execution a sample belongs to, nesting as pg_stat_statements counts
  *	  it, cursor query IDs, and the mid-query flush trampoline.
  *
- * What is a JIT execution.  A statement is a JIT statement when its plan
- * has PGJIT_PERFORM in jitFlags (the planner decided to JIT-compile it) and
- * it is not a plain EXPLAIN.  An execution is opened:
- *	- for a top-level JIT statement (nesting level 0), from its ExecutorStart
- *	  to its ExecutorEnd, which counts one execution;
- *	- for a top-level utility statement in which a JIT statement starts
- *	  (EXPLAIN ANALYZE, DO, CALL, CREATE TABLE AS, COPY (query) ...), from
- *	  that start to the end of the utility statement, which counts one
- *	  execution of the utility statement's query ID;
- *	- for a cursor whose plan JITs (DECLARE CURSOR at top level), from its
- *	  ExecutorStart to its ExecutorEnd at CLOSE or transaction end, under
- *	  the DECLARE statement's query ID; the DECLARE counts its execution
- *	  when it ends, as pg_stat_statements counts it;
- *	- for a top-level statement that does not JIT itself but runs a nested
- *	  statement that does, from that nested start to the top-level
- *	  statement's ExecutorEnd.
- * Statements nested in any of these (functions, DO bodies, the query of an
- * EXPLAIN ANALYZE or CREATE TABLE AS) are charged to the enclosing
- * execution; functions and DO bodies keep their own names, the query of an
- * EXPLAIN, CREATE TABLE AS or DECLARE takes the statement's query ID in its
- * names (jp_execution_queryid).  The nesting level is kept as
- * pg_stat_statements keeps it: ExecutorRun, ExecutorFinish and
- * ProcessUtility raise it, except for EXECUTE, PREPARE and DEALLOCATE, so
- * that with pg_stat_statements.track = top (and its default track_utility)
- * jitprof_queries.executions equals calls for every statement that ran a
- * JIT plan.
+ * Contract: the hooks set jp_sig.current on entry and restore it on exit,
+ * also on error, so that each sample goes to the execution that runs.  The
+ * trampoline runs inside an execution's ExecutorRun, leaves jp_sig.current
+ * and the watched nodes as it found them, and never raises an ERROR or
+ * changes a result, whatever wrapper sits above or below it.  What a JIT
+ * execution is, nesting, and how the trampoline composes: doc/sampler.md.
  *
- * Samples are charged to jp_sig.current, which the hooks set on entry and
- * restore on exit, so that interleaved executions (cursors fetched between
- * other statements, portals of the extended protocol) each keep their own.
- * A statement that is not JIT pays a few tests and stores in these hooks, no
- * system call (the timer is armed once per backend, sampler_signal.c), and
- * PG_TRY only where there is something to undo on error: in ExecutorRun
- * (the nesting level and the running statement, for a nested JIT statement
- * it may run), in ExecutorFinish unless it can start no statement, and in
- * ProcessUtility.  The transaction callback is registered at a backend's
- * first JIT statement.
+ * Copyright (c) 2026, The jitprof Developers
+ * Distributed under the PostgreSQL License (the file LICENSE).
  *
- * The mid-query flush.  A flush takes the store's lock, so it cannot run in
- * the handler.  While a JIT execution's outermost ExecutorRun runs, its plan
- * nodes are "watched": when jitprof.flush_interval of CPU time has passed,
- * the handler points each watched node's ExecProcNode at
- * jp_flush_trampoline, remembering the pointer it replaced (saved).  The
- * next node call flushes, puts back every saved pointer that is still the
- * trampoline and carries on through saved.  This composes with other
- * extensions' wrappers, ExecProcNodeFirst and EXPLAIN ANALYZE's
- * instrumentation:
- *	- The trampoline forwards to the node's saved pointer for as long as it
- *	  can be called: a wrapper that captured it (re-wrapped while it was
- *	  armed) keeps working.  The entry of such a node becomes LOST and is
- *	  never armed again, so no saved pointer ever leads back to the
- *	  trampoline through our own arming.
- *	- Two wrappers that captured each other (the other one re-wrapped the
- *	  trampoline, which had saved the other one) would call each other
- *	  forever; the trampoline notices that it is re-entered for the same
- *	  node and then runs the node itself, as ExecProcNodeInstr would when
- *	  the node is instrumented, as its real ExecProcNode otherwise.
- *	- A trampoline that finds no entry for its node (a node that outlived
- *	  every execution) does the same.
- * So no user query ever gets an ERROR or a different result from it; the
- * worst case is a wrapper called twice per tuple.
- *
- * Some 750 lines, and one job: knowing which execution the backend is in
- * at every moment, which is what the hooks, the nesting level, the cursors'
- * query IDs and the trampoline each keep.  The trampoline is here because
- * it runs inside an execution's ExecutorRun and, once it has flushed, must
- * leave the state the hooks set (jp_sig.current, the watched nodes) as it
- * found it.  The handler, the profile and the node stack are in their own
- * files (sampler_shared.h).
+ * IDENTIFICATION
+ *	  src/sampler/sampler_hooks.c
  *
  *-------------------------------------------------------------------------
  */
@@ -822,6 +765,13 @@ sampler_xact_callback(XactEvent event, void *arg)
 	for (int i = 0; i < JP_MAX_EXECS; i++)
 		if (jp_sig.execs[i].state == JP_EXEC_OPEN && jp_sig.execs[i].owner != NULL)
 			jp_exec_fail(&jp_sig.execs[i]);
+}
+
+/* jitprof.sample_rate, in samples per CPU second (0: off) */
+int
+jp_sampler_rate(void)
+{
+	return jitprof_sample_rate;
 }
 
 /*

@@ -4,53 +4,19 @@
  *	  The plan-node profile: which plan node of a JIT execution is running
  *	  when the sampler's signal arrives, and the shape of its plan.
  *
- * While jitprof.plan_nodes is on, the outermost ExecutorRun of a JIT
- * execution that follows a query (not a utility statement) points every
- * plan node's ExecProcNode (plan_node_id < JP_MAX_PLAN_NODES) at
- * jp_node_wrapper, remembering the pointer it replaced in node_table, which
- * is indexed by plan_node_id (no hash lookup per call).  The wrapper pushes
- * the node's id on jp_sig.node_stack, calls what it replaced and pops.  The
- * signal handler charges a sample to the top of the stack (self); a node's
- * total is the sum of self over its subtree, computed when the profile is
- * read.
+ * Contract (see sampler_shared.h): the wrapper pushes a node's id on
+ * jp_sig.node_stack, entry first, depth second, with pg_compiler_barrier()
+ * between, so the handler always reads an entry that was written.  The
+ * wrapper forwards to the pointer it replaced, whatever wrapper sits above
+ * or below it.  A statement that does not JIT is never wrapped, nor anything
+ * with jitprof.plan_nodes off.  Hash, SubPlan
+ * and Bitmap nodes, composition and flushes: doc/plan_nodes.md.
  *
- * Nodes that work outside ExecProcNode:
- *	- A Hash node's build runs in MultiExecProcNode, called by its Hash Join,
- *	  and pulls its child through ExecProcNode.  The child's wrapper sees
- *	  that the top of the stack is not its parent Hash, and pushes the Hash
- *	  as an "implicit" entry under itself that it leaves on the stack when
- *	  it returns, so that the Hash's own work (inserting the tuples) is
- *	  charged to the Hash.  The Hash Join's own wrapper pops it when it
- *	  returns, and the next call of another child of the Hash Join drops it.
- *	- SubPlans and InitPlans run their plan through ExecProcNode from inside
- *	  an expression, so their nodes are on the stack; their parent in the
- *	  shape is the node hosting them, as in EXPLAIN.
- *	- A Bitmap Index Scan runs entirely inside MultiExecProcNode and calls
- *	  no node below it: its samples are charged to the Bitmap Heap Scan (or
- *	  BitmapAnd/BitmapOr) that called it, which is its parent, so every
- *	  ancestor's total is right.
+ * Copyright (c) 2026, The jitprof Developers
+ * Distributed under the PostgreSQL License (the file LICENSE).
  *
- * Composition.  The wrapper forwards to the pointer it replaced.  When that
- * pointer is changed during a call (ExecProcNodeFirst installing the real
- * dispatch or EXPLAIN ANALYZE's instrumentation, or another extension
- * re-wrapping), the wrapper takes the new pointer as what it forwards to and
- * puts itself back, at most twice per node and run; after that it stays
- * wherever the chain has put it.  Re-entry for the same node (two wrappers
- * that captured each other) runs the node itself, as the flush trampoline
- * does.  At the end of the run every pointer that is still the wrapper is
- * put back; a node on which another wrapper captured it keeps forwarding.
- *
- * Mid-query flush.  With the plan wrapped, the handler no longer re-points
- * anything: it sets jp_sig.flush_pending, and the next node call flushes.
- *
- * Signal contract (see sampler_shared.h).  The stack is written entry first,
- * depth second (pg_compiler_barrier between), so the handler always reads
- * an entry that was written.  The handler reads jp_sig.node_exec,
- * node_depth, node_stack, compile_exec and compile_node and increments the
- * per-execution node counters under the jp_sig.flushing protocol.
- *
- * Cost: a statement that does not JIT is never wrapped.  With
- * jitprof.plan_nodes off nothing is wrapped at all.
+ * IDENTIFICATION
+ *	  src/sampler/sampler_nodes.c
  *
  *-------------------------------------------------------------------------
  */

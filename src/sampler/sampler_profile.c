@@ -4,31 +4,23 @@
  *	  The hotspot sampler's bookkeeping: executions, per-function slots, and
  *	  the flush of an execution's counts to the shared store.
  *
- * An execution (JpExec) is what samples are charged to: a top-level query,
- * a top-level utility statement that ran JIT queries, or a cursor (see
- * sampler_hooks.c for which is which).  Its counts belong to it alone: a
- * failed, cancelled or interleaved execution never lends its samples to
- * another one.
+ * An execution (JpExec) is what samples are charged to; each JIT function
+ * linked while it runs gets a slot it owns, recycled into a backend-local
+ * pending table when the code is freed before the execution ends.  A flush
+ * hands one execution's counts to the store under its query ID.
  *
- * Each JIT function linked while an execution runs gets a slot owned by that
- * execution; the handler charges a slot only when its owner is the running
- * execution, so that a function's samples are always a subset of its
- * execution's samples.  The slot of a function whose code is freed before
- * its execution ends (a statement nested in a function frees its code at
- * its own ExecutorEnd) is recycled at once, its counts kept in a
- * backend-local pending table until the execution's next flush.
+ * Contract: an execution's counts are its own (a failed, cancelled or
+ * interleaved execution never lends samples to another), and the handler
+ * charges a slot only while its owner runs, so a function's samples are a
+ * subset of its execution's.  Counters are read under the jp_sig.flushing
+ * protocol of sampler_shared.h; nothing here blocks signals.  When flushes
+ * happen: doc/sampler.md.
  *
- * A flush hands one execution's counts to the store (store/), under that
- * execution's query ID: the functions of statements nested in it are
- * charged to it too, with their own names.  Flushes happen when the
- * execution ends, when a DECLARE CURSOR ends (it counts the cursor's
- * execution, as pg_stat_statements counts the DECLARE), and every
- * jitprof.flush_interval of CPU time from the flush trampoline.  An
- * execution that fails is flushed, without counting an execution, the next
- * time a JIT execution starts or ends.
+ * Copyright (c) 2026, The jitprof Developers
+ * Distributed under the PostgreSQL License (the file LICENSE).
  *
- * Reading the handler's counters follows the jp_sig.flushing protocol of
- * sampler_shared.h; nothing here blocks signals.
+ * IDENTIFICATION
+ *	  src/sampler/sampler_profile.c
  *
  *-------------------------------------------------------------------------
  */

@@ -40,6 +40,12 @@
  *	- The range table is replaced, never modified in place (one pointer
  *	  store); the old one is freed after the store.
  *
+ * Copyright (c) 2026, The jitprof Developers
+ * Distributed under the PostgreSQL License (the file LICENSE).
+ *
+ * IDENTIFICATION
+ *	  src/sampler/sampler_shared.h
+ *
  *-------------------------------------------------------------------------
  */
 #ifndef JITPROF_SAMPLER_SHARED_H
@@ -330,7 +336,8 @@ jp_step_profile_charge(JpStepProfile *profile, uintptr_t pc, uint32 weight,
 	profile->total[index] += weight;
 }
 
-/* sampler_hooks.c */
+/* sampler_hooks.c (jp_sampler_rate shows the rate to other folders) */
+extern int	jitprof_sample_rate;
 extern TupleTableSlot *jp_flush_trampoline(PlanState *node);
 extern TupleTableSlot *jp_run_node_itself(PlanState *node);
 extern void jp_watch_forget_all(void);

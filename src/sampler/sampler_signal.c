@@ -35,6 +35,12 @@
  * memory, no function calls, errno saved and restored, and the
  * jp_sig.flushing protocol for the counters the main code reads.
  *
+ * Copyright (c) 2026, The jitprof Developers
+ * Distributed under the PostgreSQL License (the file LICENSE).
+ *
+ * IDENTIFICATION
+ *	  src/sampler/sampler_signal.c
+ *
  *-------------------------------------------------------------------------
  */
 #include "postgres.h"

@@ -4,32 +4,23 @@
  *	  The sampler's per-step counters: which expression step each self
  *	  sample of a JIT function lands in (jitprof.steps).
  *
- * When a function with a step table (PC offset -> step, read from its
- * DWARF line table by the linker) is linked while an execution runs, the
- * sampler gives its slot a JpStepProfile: the table's row offsets, the
- * step of each row as an index into the function's distinct steps, two
- * counters per distinct step (self and total), and a copy of the steps'
- * labels (opcode and detail, from steps.c).  The signal handler charges a
- * self sample to the step of the interrupted PC, and a sample whose stack
- * walk finds the function to the step of the call on the stack
- * (jp_step_profile_charge, sampler_shared.h), so that a step that calls
- * PostgreSQL code (a transition function, a non-inlined operator) is
- * charged for it; a flush reads the counters into step deltas for the
- * store (jp_step_profile_take).  A profile belongs
- * to its slot and, once the code is freed, to the function's pending
- * counts; it is freed after the flush that reports it.
+ * A function linked with a step table (PC offset -> step, from its DWARF
+ * line table) gets a JpStepProfile in its slot: two counters per distinct
+ * step, charged by the handler for self samples at the interrupted PC and
+ * for samples whose stack walk finds a call in the function.
  *
- * Bounds: a profile takes 6 bytes per step-table row (at most
- * JP_MAX_STEP_RANGES rows), 12 per distinct step and the labels' size; there
- * is at most one per slot (JP_MAX_SLOTS) plus those awaiting a flush.
- * Their number and memory are in jitprof_status (steps_profiles_live,
- * steps_profile_bytes_live); a profile that cannot be allocated is counted
- * in steps_profiles_dropped, and the function's samples still count in
- * jitprof_hotspots.
+ * Contract: jp_step_profile_make runs inside LLVM's call stack (a sink
+ * callback) and never throws; jp_step_profile_take runs while
+ * jp_sig.flushing is set and only reads and zeroes counters.  A profile
+ * belongs to its slot, then to the function's pending counts, and is freed
+ * after the flush that reports it; one that cannot be allocated is counted.
+ * Bounds and counters: doc/steps.md.
  *
- * jp_step_profile_make runs inside LLVM's call stack (a sink callback) and
- * never throws; jp_step_profile_take runs while jp_sig.flushing is set, and
- * only reads and zeroes counters.
+ * Copyright (c) 2026, The jitprof Developers
+ * Distributed under the PostgreSQL License (the file LICENSE).
+ *
+ * IDENTIFICATION
+ *	  src/sampler/sampler_steps.c
  *
  *-------------------------------------------------------------------------
  */

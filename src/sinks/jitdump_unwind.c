@@ -4,37 +4,22 @@
  *	  The bytes of the jitdump sink's JIT_CODE_UNWINDING_INFO records
  *	  (issue 12), for "perf record --call-graph dwarf".
  *
- * perf inject --jit puts a function's unwinding data into its jitted-*.so
- * right after the code: .eh_frame at ALIGN_8(code size) from the code's
- * start, .eh_frame_hdr right after it (tools/perf/util/genelf.c), and it
- * extends the function's mapping by mapped_size to cover them.  perf
- * report's libunwind reads the .eh_frame_hdr's table and the FDEs through
- * those mappings, at the addresses they would have in the process.  But a
- * JIT object's functions lie back to back: the bytes after one function's
- * code are the next function's, and the next function's mapping, which
- * perf inserts later, cuts the earlier one short there.  So every function
- * of an object gets the same unwinding data for the whole object, placed
- * so that it lands at one place in the process: after the object's last
- * function (in the page the code arena gave the code and nothing else
- * uses: JitprofFunction.room_after), where the last function's mapping,
- * the only one perf leaves that long, covers it.  A function's record is
- * then: a dummy CIE that pads its .eh_frame up to that place, every
- * function's CIE + FDE (the linker's, with pc_begin filled in), a zero
- * terminator, and an .eh_frame_hdr with one table entry per FDE.  All its
- * pointers are relative (pcrel, or datarel to the .eh_frame_hdr), so the
- * same bytes are right in every record and in the process.  The records go
- * in address order, and all functions of the object from the first one
- * that needs a new record upward get one, so that the last function's
- * mapping is always the latest there.
+ * Every function of an object gets the same unwinding data for the whole
+ * object (every function's CIE + FDE and an .eh_frame_hdr), padded in front
+ * by a dummy CIE so that it lands after the object's last function, where
+ * perf's mapping of that function covers it; all pointers are relative, so
+ * the same bytes are right in every record.
  *
- * Without the room, or with a function too far (UNWIND_MAX_FILLER) from the
- * object's end, that function goes without; perf then stops unwinding at
- * its frame, as it does without any record.
+ * Contract: this file only builds bytes from the functions sink_jitdump.c
+ * hands it; the sink decides which functions get a record, under its cap,
+ * and writes them.  It runs inside LLVM's call stack: no palloc, no ERROR.
+ * Why the data goes there, and its layout: doc/perf.md.
  *
- * This file only builds bytes, from the functions sink_jitdump.c hands it;
- * sink_jitdump.c decides which functions get a record, under its cap, and
- * writes them.  Never throws: no palloc, no ERROR (it runs inside LLVM's
- * call stack, as every sink callback does).
+ * Copyright (c) 2026, The jitprof Developers
+ * Distributed under the PostgreSQL License (the file LICENSE).
+ *
+ * IDENTIFICATION
+ *	  src/sinks/jitdump_unwind.c
  *
  *-------------------------------------------------------------------------
  */

@@ -6,6 +6,12 @@
  *	  object as the sink selects them.  Other folders include sinks/sinks.h
  *	  only.
  *
+ * Copyright (c) 2026, The jitprof Developers
+ * Distributed under the PostgreSQL License (the file LICENSE).
+ *
+ * IDENTIFICATION
+ *	  src/sinks/jitdump_unwind.h
+ *
  *-------------------------------------------------------------------------
  */
 #ifndef JITPROF_SINKS_JITDUMP_UNWIND_H

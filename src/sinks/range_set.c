@@ -17,6 +17,12 @@
  * comes from malloc: the sinks run inside LLVM's call stack and must not
  * throw.  Single-threaded, like every sink.
  *
+ * Copyright (c) 2026, The jitprof Developers
+ * Distributed under the PostgreSQL License (the file LICENSE).
+ *
+ * IDENTIFICATION
+ *	  src/sinks/range_set.c
+ *
  *-------------------------------------------------------------------------
  */
 #include "postgres.h"

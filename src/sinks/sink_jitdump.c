@@ -3,59 +3,21 @@
  * sink_jitdump.c
  *	  perf jitdump sink: jit-<pid>.dump for perf inject --jit.
  *
- * A perf map only names address ranges; a jitdump file also carries the code
- * bytes, so that "perf inject --jit" can write one small ELF file per
- * function (jitted-<pid>-<n>.so) and "perf annotate" can disassemble it.
- * The format is the one of linux's tools/perf/Documentation/
- * jitdump-specification.txt: a file header, one JIT_CODE_LOAD record per
- * function (with its code), and JIT_CODE_CLOSE when the backend exits.
- * With jitprof.steps, a function's JIT_CODE_DEBUG_INFO record (its step
- * table, as lines of the step file: see steps.c) precedes its code load.
- * With jitprof.jitdump_unwinding (on by default), so does a
- * JIT_CODE_UNWINDING_INFO record with the call frame information of the
- * code's .eh_frame, for "perf record --call-graph dwarf" (its bytes are
- * built by jitdump_unwind.c).
- * Timestamps come from CLOCK_MONOTONIC, the clock of "perf record -k 1".
+ * Contract: the file is opened lazily by the backend that first links code
+ * (never by the postmaster); the callbacks run inside LLVM's call stack, so
+ * no ERROR and no palloc: a problem is one WARNING that names what to fix,
+ * after which the sink stays off in this backend.  A record is written only
+ * when the name or code bytes at an address change, up to
+ * jitprof.jitdump_max_size.  Every record kind goes through one file state
+ * (descriptor, cap, what was written where); jitdump_unwind.c builds only
+ * the unwinding records' bytes.  The format, directories and checks:
+ * doc/perf.md and doc/hardening.md.
  *
- * perf finds the file because the process maps it with PROT_EXEC: perf
- * record sees that mmap and perf inject reads the file it names.  The file
- * goes to a fresh directory <jitprof.jitdump_dir>/.debug/jit/
- * jitprof-<date>-XXXXXX/ made by mkdtemp(), where perf inject also writes
- * its jitted-*.so files.  The intermediate .debug and .debug/jit directories
- * may sit in a shared directory such as /tmp, so they must be real
- * directories (not symlinks) owned by the server's OS user or by root, and
- * not writable by others unless they have the sticky bit (jp_make_jit_dir(),
- * shared with the step file).  The executable mapping is refused on a file
- * system mounted noexec (a common hardening of /tmp): that is checked
- * first, and reported as such.  A directory too long for the dump's path
- * is refused by SET (check_jitdump_dir), or, when it is the default from
- * JITDUMPDIR, before anything is created.
+ * Copyright (c) 2026, The jitprof Developers
+ * Distributed under the PostgreSQL License (the file LICENSE).
  *
- * The sink is on when jitprof.perf_jitdump is on, and also when the stock
- * jit_profiling_support is on: llvmjit's own perf listener cannot see code
- * linked by JITLink (linker.cpp drops it), so jitprof takes over its job.
- *
- * The code arena gives the same query's functions the same addresses every
- * time it runs (code_arena.cpp).  A JIT_CODE_LOAD record is written only for
- * a function whose address, size, name or code bytes differ from the last
- * record at that address: llvmjit's code embeds pointers to the query's
- * executor state, so the bytes may differ even when the name does not.
- * perf inject handles a second load at an address as new code from that
- * timestamp on, which is what it is.  The file is capped at
- * jitprof.jitdump_max_size: past it the sink stops appending, with one
- * WARNING, and counts the records it dropped.
- *
- * As with every sink, the file is opened lazily by the backend that first
- * links code (never by the postmaster), and the callbacks run inside LLVM's
- * call stack: no ERROR, no palloc.  Problems are a WARNING that names what
- * to fix, after which the sink stays off in this backend.
- *
- * Still some 730 lines, because every record kind (code load, debug info,
- * unwinding info) is written through the same file state: its descriptor,
- * its cap and the table of what was written at each address.  An object's
- * unwinding records are planned together with the code loads they precede
- * (plan_unwinding), against that cap and that table; only the bytes of the
- * unwinding records, which need none of it, are in jitdump_unwind.c.
+ * IDENTIFICATION
+ *	  src/sinks/sink_jitdump.c
  *
  *-------------------------------------------------------------------------
  */

@@ -37,6 +37,12 @@
  * Callbacks run inside LLVM's call stack: no ERROR, no palloc; a failed
  * write is reported as a WARNING and turns the sink off.
  *
+ * Copyright (c) 2026, The jitprof Developers
+ * Distributed under the PostgreSQL License (the file LICENSE).
+ *
+ * IDENTIFICATION
+ *	  src/sinks/sink_perf_map.c
+ *
  *-------------------------------------------------------------------------
  */
 #include "postgres.h"

@@ -13,6 +13,12 @@
  *
  * The gdb sink needs libelf and lives in jitprof_llvm.so (src/llvm).
  *
+ * Copyright (c) 2026, The jitprof Developers
+ * Distributed under the PostgreSQL License (the file LICENSE).
+ *
+ * IDENTIFICATION
+ *	  src/sinks/sinks.h
+ *
  *-------------------------------------------------------------------------
  */
 #ifndef JITPROF_SINKS_H

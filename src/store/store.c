@@ -4,32 +4,26 @@
  *	  Shared-memory store of hotspot statistics: its settings, its shared
  *	  memory and its start-up.
  *
- * A fixed-size shared hash table holds one entry per (user, database, query
- * ID, plan node, JIT function) and one summary entry per query.  Backends
- * add to it once per JIT execution (jp_store_flush, store_rows.c, called by
- * sampler_profile.c); the SQL functions in views/ read copies of it.
- *
- * A second and a third table, under the same lock, hold the plan-node rows
- * (one per plan node of a query, jitprof.max_plan_nodes of them) and the
- * step rows (one per expression step of a JIT function that was sampled,
- * jitprof.max_steps of them).  A plan-node row lives only as long as its
- * query's summary row, a step row only as long as its function's row, and
- * a step row is created only when its function's row exists: so a step
- * never claims more samples than its function, nor a function more than its
- * query.  Rows that find no room are counted (plan_nodes_dropped,
- * steps_dropped), never made room for.
- *
- * Each table has its own named shared-memory allocation ("jitprof
- * hotspots", "jitprof plan nodes", "jitprof steps"; the counters and the
- * lock's address are "jitprof store header"), sized at start for its cap,
- * so that pg_shmem_allocations shows what each costs.  A table's entries are
- * taken from it as the table grows, so the pages are touched only when used.
+ * Three fixed-size shared hash tables under one lock: one entry per (user,
+ * database, query ID, plan node, JIT function) and one summary entry per
+ * query; the plan-node rows; the step rows.  Each has its own named
+ * allocation, sized at start for its cap.  A plan-node row lives only as
+ * long as its query's summary row, and a step row as long as its function's
+ * row, so no row claims more samples than the one above it; rows that find
+ * no room are counted, never made room for.  Sizes and rules:
+ * doc/hotspots.md.
  *
  * The folder, one job a file (store_shared.h has the locking contract):
  *	  store.c		 settings, shared memory, start-up
  *	  store_rows.c	 adding a flush to the rows, copying them out, reset
  *	  store_evict.c	 making room: eviction, and the rows that go with it
  *	  store_file.c	 the statistics file, saved at shutdown, loaded at start
+ *
+ * Copyright (c) 2026, The jitprof Developers
+ * Distributed under the PostgreSQL License (the file LICENSE).
+ *
+ * IDENTIFICATION
+ *	  src/store/store.c
  *
  *-------------------------------------------------------------------------
  */
@@ -74,7 +68,6 @@ typedef struct StoreTable
 int			jitprof_max_hotspots = 5000;
 int			jitprof_max_plan_nodes = 20000;
 int			jitprof_max_steps = 20000;
-bool		jitprof_save = true;
 
 StoreShared *jp_store_header = NULL;
 HTAB	   *jp_hotspot_hash = NULL;
@@ -282,18 +275,18 @@ store_shmem_startup(void)
 	}
 }
 
+/* the sizes of the three tables, as set at server start */
+void
+jp_store_limits(int *max_hotspots, int *max_plan_nodes, int *max_steps)
+{
+	*max_hotspots = jitprof_max_hotspots;
+	*max_plan_nodes = jitprof_max_plan_nodes;
+	*max_steps = jitprof_max_steps;
+}
+
 void
 jp_store_init(void)
 {
-	DefineCustomBoolVariable("jitprof.save",
-							 "Saves hotspot statistics across server shutdowns.",
-							 NULL,
-							 &jitprof_save,
-							 true,
-							 PGC_SIGHUP,
-							 0,
-							 NULL, NULL, NULL);
-
 	/* a PGC_POSTMASTER setting can only be defined at server start */
 	if (!process_shared_preload_libraries_in_progress)
 		return;

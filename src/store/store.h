@@ -16,6 +16,12 @@
  * query (jp_store_flush).  The SQL functions read a copy of the store taken
  * under its lock (jp_store_copy).
  *
+ * Copyright (c) 2026, The jitprof Developers
+ * Distributed under the PostgreSQL License (the file LICENSE).
+ *
+ * IDENTIFICATION
+ *	  src/store/store.h
+ *
  *-------------------------------------------------------------------------
  */
 #ifndef JITPROF_STORE_H
@@ -193,11 +199,9 @@ typedef struct JpStoreSizes
 } JpStoreSizes;
 
 /* store.c: settings, shared memory */
-extern int	jitprof_max_hotspots;
-extern int	jitprof_max_plan_nodes;
-extern int	jitprof_max_steps;
-extern bool jitprof_save;
 extern void jp_store_init(void);
+extern void jp_store_limits(int *max_hotspots, int *max_plan_nodes,
+							int *max_steps);
 extern bool jp_store_available(void);
 extern void jp_store_require(void);
 extern void jp_store_sizes(JpStoreSizes *sizes);

@@ -14,6 +14,12 @@
  *
  * The callers hold the store's lock exclusively (store_shared.h).
  *
+ * Copyright (c) 2026, The jitprof Developers
+ * Distributed under the PostgreSQL License (the file LICENSE).
+ *
+ * IDENTIFICATION
+ *	  src/store/store_evict.c
+ *
  *-------------------------------------------------------------------------
  */
 #include "postgres.h"

@@ -5,26 +5,21 @@
  *	  at the next start.
  *
  * With jitprof.save on, the postmaster writes the store to
- * pg_stat/jitprof.stat at clean shutdown (to jitprof.stat.tmp, then renamed
- * over it) and reads it back (then removes it) at start.  The file has a
- * magic number, a format version, the entry size and a CRC-32C of
- * everything; the counters, then the hotspot, plan-node and step rows follow
- * the header, all data and no pointer.  It is opened without following
- * symbolic links and without blocking, must be a regular file, and its size
- * must match the entry count of its header before anything is allocated; a
- * file failing any check is ignored with a WARNING.  So is a file of an
- * earlier format (3 or 4, whose function rows carry their ordinal only
- * inside the symbol): this build reads its own format only.  When the file
- * holds more entries than jitprof.max_hotspots (the setting was lowered),
- * the entries eviction would keep are loaded, each query's summary row with
- * its functions, and the rest are counted as evictions and logged.  After a
- * crash, shared memory is reinitialised and the store starts empty: nothing
- * is written on a crash, and the last file was removed when it was loaded,
- * as pg_stat_statements does with its own.  A postmaster killed while saving
- * is such a crash: the jitprof.stat.tmp it leaves is removed at the next
- * start, with one LOG line saying that the statistics were lost.
+ * pg_stat/jitprof.stat at a clean shutdown (through jitprof.stat.tmp,
+ * renamed over it) and reads it back, then removes it, at start.
  *
- * Both run in the postmaster, when no backend is there to take the lock.
+ * Contract: both run in the postmaster when no backend is there, so with no
+ * lock.  Loading never fails the start nor waits: a file that fails any
+ * check (see store_file_read_header) is a WARNING, removed, and the store
+ * starts empty; nothing is allocated from the header before the file's size
+ * agrees with it.  The format, crashes and interrupted saves:
+ * doc/hotspots.md and doc/hardening.md.
+ *
+ * Copyright (c) 2026, The jitprof Developers
+ * Distributed under the PostgreSQL License (the file LICENSE).
+ *
+ * IDENTIFICATION
+ *	  src/store/store_file.c
  *
  *-------------------------------------------------------------------------
  */
@@ -272,29 +267,17 @@ remove_interrupted_save(void)
 }
 
 /*
- * Read the file saved at the last clean shutdown.  Runs in the postmaster
- * before any backend exists, so no lock is needed.  Anything wrong with the
- * file is a WARNING and an empty store, never an error and never a wait:
- * the file is opened without following symbolic links and without blocking
- * (a FIFO there would otherwise block start-up until someone writes to it),
- * and must be a regular file whose size is exactly what its header
- * announces before anything is allocated from that header.
+ * Open the saved statistics file for jp_store_load, or return -1 after
+ * saying why not (a missing file is not worth a word).  It is opened without
+ * following symbolic links and without blocking (a FIFO there would
+ * otherwise block start-up until someone writes to it), and must be a
+ * regular file; *st is its status.  "interrupted": a save's temporary file
+ * was found and removed (remove_interrupted_save), which is logged here.
  */
-void
-jp_store_load(void)
+static int
+store_file_open(bool interrupted, struct stat *st)
 {
 	int			fd;
-	struct stat st;
-	StoreFileHeader header;
-	pg_crc32c	crc;
-	pg_crc32c	file_crc;
-	JpStoreEntry *entries = NULL;
-	JpStoreNodeEntry *nodes = NULL;
-	JpStoreStepEntry *steps = NULL;
-	StoreFileCounters saved;
-	uint64		expected;
-	int64		dropped;
-	bool		interrupted = remove_interrupted_save();
 	int			open_errno;
 
 	fd = OpenTransientFile(STORE_FILE,
@@ -324,9 +307,9 @@ jp_store_load(void)
 					 errmsg("could not open jitprof statistics file \"%s\": %m",
 							STORE_FILE),
 					 errdetail("Hotspot statistics start empty.")));
-		return;
+		return -1;
 	}
-	if (fstat(fd, &st) != 0)
+	if (fstat(fd, st) != 0)
 	{
 		ereport(WARNING,
 				(errcode_for_file_access(),
@@ -334,9 +317,9 @@ jp_store_load(void)
 						STORE_FILE),
 				 errdetail("Hotspot statistics start empty.")));
 		CloseTransientFile(fd);
-		return;
+		return -1;
 	}
-	if (!S_ISREG(st.st_mode))
+	if (!S_ISREG(st->st_mode))
 	{
 		ereport(WARNING,
 				(errmsg("ignoring jitprof statistics file \"%s\" because it is not a regular file",
@@ -345,67 +328,114 @@ jp_store_load(void)
 				 errhint("Remove \"%s\"; jitprof writes a regular file there at the next clean shutdown.",
 						 STORE_FILE)));
 		CloseTransientFile(fd);
-		return;
+		return -1;
 	}
+
+	return fd;
+}
+
+/*
+ * Read and check the header of the saved statistics file, open as fd with
+ * status *st.  This is where the file's own numbers are trusted, so it is
+ * the dangerous part of loading: it returns true only when the header is
+ * this version's, with this build's entry sizes, and the file's size is
+ * exactly what its counts announce, so that the caller may size its
+ * allocations and reads from them.  Otherwise the file has been reported
+ * (a WARNING) and removed, and it returns false.
+ */
+static bool
+store_file_read_header(int fd, const struct stat *st, StoreFileHeader *header)
+{
+	uint64		expected;
 
 	/*
 	 * A file of an earlier format starts with the same magic number and
 	 * version field; its header may be shorter than today's.
 	 */
-	memset(&header, 0, sizeof(header));
-	if (st.st_size < (off_t) offsetof(StoreFileHeader, entry_size) ||
-		!jp_read_all(fd, &header, offsetof(StoreFileHeader, entry_size)))
+	memset(header, 0, sizeof(*header));
+	if (st->st_size < (off_t) offsetof(StoreFileHeader, entry_size) ||
+		!jp_read_all(fd, header, offsetof(StoreFileHeader, entry_size)))
 	{
 		store_file_bad(gettext_noop("The file is shorter than its header. It has been removed, and hotspot statistics start empty."));
-		goto done;
+		return false;
 	}
-	if (header.magic == STORE_MAGIC && header.version < STORE_VERSION)
+	if (header->magic == STORE_MAGIC && header->version < STORE_VERSION)
 	{
 		ereport(WARNING,
 				(errmsg("ignoring jitprof statistics file \"%s\" because it is corrupt or was written by another version of jitprof",
 						STORE_FILE),
 				 errdetail("The file has format %u, written by an earlier version of jitprof, and this version reads format %d only. It has been removed, and hotspot statistics start empty.",
-						   header.version, STORE_VERSION)));
+						   header->version, STORE_VERSION)));
 		unlink(STORE_FILE);
-		goto done;
+		return false;
 	}
-	if (st.st_size < (off_t) sizeof(header) ||
-		!jp_read_all(fd, (char *) &header + offsetof(StoreFileHeader, entry_size),
-					 sizeof(header) - offsetof(StoreFileHeader, entry_size)))
+	if (st->st_size < (off_t) sizeof(*header) ||
+		!jp_read_all(fd, (char *) header + offsetof(StoreFileHeader, entry_size),
+					 sizeof(*header) - offsetof(StoreFileHeader, entry_size)))
 	{
 		store_file_bad(gettext_noop("The file is shorter than its header. It has been removed, and hotspot statistics start empty."));
-		goto done;
+		return false;
 	}
-	if (header.magic != STORE_MAGIC ||
-		header.version != STORE_VERSION ||
-		header.entry_size != sizeof(JpStoreEntry) ||
-		header.max_symbol != JP_SYMBOL_LEN ||
-		header.node_entry_size != sizeof(JpStoreNodeEntry) ||
-		header.step_entry_size != sizeof(JpStoreStepEntry))
+	if (header->magic != STORE_MAGIC ||
+		header->version != STORE_VERSION ||
+		header->entry_size != sizeof(JpStoreEntry) ||
+		header->max_symbol != JP_SYMBOL_LEN ||
+		header->node_entry_size != sizeof(JpStoreNodeEntry) ||
+		header->step_entry_size != sizeof(JpStoreStepEntry))
 	{
 		store_file_bad(gettext_noop("The file header has the wrong magic number, version or entry size. It has been removed, and hotspot statistics start empty."));
-		goto done;
+		return false;
 	}
 
 	/* trust the entry count only if the file's size agrees with it */
-	expected = sizeof(header) + sizeof(StoreFileCounters) + sizeof(pg_crc32c);
-	if (header.nentries < 0 || header.nnodes < 0 || header.nsteps < 0 ||
-		header.nentries > (int64) ((PG_INT64_MAX / 4 - expected) / sizeof(JpStoreEntry)) ||
-		header.nnodes > (int64) ((PG_INT64_MAX / 4) / sizeof(JpStoreNodeEntry)) ||
-		header.nsteps > (int64) ((PG_INT64_MAX / 4) / sizeof(JpStoreStepEntry)) ||
-		(uint64) st.st_size != expected +
-		(uint64) header.nentries * sizeof(JpStoreEntry) +
-		(uint64) header.nnodes * sizeof(JpStoreNodeEntry) +
-		(uint64) header.nsteps * sizeof(JpStoreStepEntry))
+	expected = sizeof(*header) + sizeof(StoreFileCounters) + sizeof(pg_crc32c);
+	if (header->nentries < 0 || header->nnodes < 0 || header->nsteps < 0 ||
+		header->nentries > (int64) ((PG_INT64_MAX / 4 - expected) / sizeof(JpStoreEntry)) ||
+		header->nnodes > (int64) ((PG_INT64_MAX / 4) / sizeof(JpStoreNodeEntry)) ||
+		header->nsteps > (int64) ((PG_INT64_MAX / 4) / sizeof(JpStoreStepEntry)) ||
+		(uint64) st->st_size != expected +
+		(uint64) header->nentries * sizeof(JpStoreEntry) +
+		(uint64) header->nnodes * sizeof(JpStoreNodeEntry) +
+		(uint64) header->nsteps * sizeof(JpStoreStepEntry))
 	{
 		ereport(WARNING,
 				(errmsg("ignoring jitprof statistics file \"%s\" because it is corrupt or was written by another version of jitprof",
 						STORE_FILE),
 				 errdetail("The file is %lld bytes long, which does not match the %lld entries its header announces. It has been removed, and hotspot statistics start empty.",
-						   (long long) st.st_size, (long long) header.nentries)));
+						   (long long) st->st_size, (long long) header->nentries)));
 		unlink(STORE_FILE);
-		goto done;
+		return false;
 	}
+
+	return true;
+}
+
+/*
+ * Read the file saved at the last clean shutdown.  Runs in the postmaster
+ * before any backend exists, so no lock is needed.  Anything wrong with the
+ * file is a WARNING and an empty store, never an error and never a wait
+ * (store_file_open); nothing is allocated from the header before
+ * store_file_read_header has checked it against the file's size.
+ */
+void
+jp_store_load(void)
+{
+	int			fd;
+	struct stat st;
+	StoreFileHeader header;
+	pg_crc32c	crc;
+	pg_crc32c	file_crc;
+	JpStoreEntry *entries = NULL;
+	JpStoreNodeEntry *nodes = NULL;
+	JpStoreStepEntry *steps = NULL;
+	StoreFileCounters saved;
+	int64		dropped;
+
+	fd = store_file_open(remove_interrupted_save(), &st);
+	if (fd < 0)
+		return;
+	if (!store_file_read_header(fd, &st, &header))
+		goto done;
 
 	INIT_CRC32C(crc);
 	COMP_CRC32C(crc, &header, sizeof(header));

@@ -11,6 +11,12 @@
  * whole table under the lock held shared and build their result after
  * releasing it (copy_table).  store_shared.h has the locking contract.
  *
+ * Copyright (c) 2026, The jitprof Developers
+ * Distributed under the PostgreSQL License (the file LICENSE).
+ *
+ * IDENTIFICATION
+ *	  src/store/store_rows.c
+ *
  *-------------------------------------------------------------------------
  */
 #include "postgres.h"

@@ -17,6 +17,12 @@
  * enough; the sampler's signal handler never comes here.  The postmaster
  * loads and saves the statistics file with no lock, when no backend runs.
  *
+ * Copyright (c) 2026, The jitprof Developers
+ * Distributed under the PostgreSQL License (the file LICENSE).
+ *
+ * IDENTIFICATION
+ *	  src/store/store_shared.h
+ *
  *-------------------------------------------------------------------------
  */
 #ifndef JITPROF_STORE_SHARED_H
@@ -34,6 +40,11 @@ typedef struct StoreShared
 	TimestampTz stats_reset;
 	int64		steps_dropped;	/* step rows that found no room */
 } StoreShared;
+
+/* store.c: its settings (jp_store_limits shows them to other folders) */
+extern int	jitprof_max_hotspots;
+extern int	jitprof_max_plan_nodes;
+extern int	jitprof_max_steps;
 
 /* store.c: the shared memory, set at start-up */
 extern StoreShared *jp_store_header;

@@ -4,26 +4,19 @@
  *	  SQL function jitprof_steps: each JIT function's samples per
  *	  expression step (jitprof.steps), from the store's step rows.
  *
- * One row per (user, database, query, plan node, function, step).  A step
- * is an ExprState step ("step" is its number, "opcode" and "detail" what it
- * does), the deforming of one attribute ("attnum", opcode "deform"), or
- * neither: the function's entry and exit code, which belongs to no step
- * (step and attnum NULL).  self_samples were taken in the step's own code,
- * total_samples also in code it called.  A function's step rows add up to
- * at most its self and total samples in jitprof_hotspots, to exactly those
- * when no row was dropped: pct_of_function and pct_of_query are a row's
- * total samples as shares of its function's total samples and of its
- * query's samples.
+ * Contract: jp_step_rows, which jitprof_explain uses too, copies the step
+ * rows before the function rows (each under the store's lock in shared
+ * mode, see jp_store_copy) and works on the copies after the lock is
+ * released; a step row whose function is missing from the second copy, or
+ * has more samples than it, is left out, so a function's step rows never
+ * add up to more than the function.  Privacy as jitprof_hotspots.  The
+ * columns: doc/steps.md, "The step profile".
  *
- * jp_step_rows, which jitprof_explain uses too, copies the step rows
- * before the function rows (each under the store's lock, see
- * jp_store_copy): a function's samples only grow in between, and a step row
- * whose function was evicted meanwhile went with it, so a step row without
- * its function in the second copy, or with more samples than it, is left
- * out.
+ * Copyright (c) 2026, The jitprof Developers
+ * Distributed under the PostgreSQL License (the file LICENSE).
  *
- * Privacy as in jitprof_hotspots: another role's rows show no query ID,
- * symbol or detail unless the reader may see all statistics.
+ * IDENTIFICATION
+ *	  src/views/hotspot_steps.c
  *
  *-------------------------------------------------------------------------
  */

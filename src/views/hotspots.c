@@ -2,8 +2,8 @@
  *
  * hotspots.c
  *	  SQL functions over the shared hotspot store: jitprof_hotspots,
- *	  jitprof_queries, jitprof_sampler, jitprof_folded and jitprof_reset
- *	  (jitprof_steps is in hotspot_steps.c, the plan-node functions in
+ *	  jitprof_queries, jitprof_sampler and jitprof_reset (jitprof_steps is
+ *	  in hotspot_steps.c, jitprof_folded and the plan-node functions in
  *	  plan_nodes.c, plan_explain.c and plan_folded.c).
  *
  * Each takes a copy of the store's entries (jp_store_copy, a memcpy loop
@@ -16,10 +16,16 @@
  *
  * Privacy follows pg_stat_statements: a row of another user shows no query
  * ID and no symbol unless the reader is a superuser or has the privileges of
- * pg_read_all_stats; jitprof_folded leaves such rows out.
+ * pg_read_all_stats.
  *
  * Without shared_preload_libraries there is no store, and every function
  * raises an ERROR saying so.
+ *
+ * Copyright (c) 2026, The jitprof Developers
+ * Distributed under the PostgreSQL License (the file LICENSE).
+ *
+ * IDENTIFICATION
+ *	  src/views/hotspots.c
  *
  *-------------------------------------------------------------------------
  */
@@ -40,7 +46,6 @@ PG_FUNCTION_INFO_V1(jitprof_queries_1_0);
 PG_FUNCTION_INFO_V1(jitprof_sampler_1_0);
 PG_FUNCTION_INFO_V1(jitprof_sampler_1_1);
 PG_FUNCTION_INFO_V1(jitprof_sampler_1_2);
-PG_FUNCTION_INFO_V1(jitprof_folded_1_0);
 PG_FUNCTION_INFO_V1(jitprof_reset_1_0);
 
 #define HOTSPOTS_COLS	16
@@ -49,26 +54,6 @@ PG_FUNCTION_INFO_V1(jitprof_reset_1_0);
 #define SAMPLER_COLS_1_1	18
 #define SAMPLER_COLS	21
 
-/* per-query totals built from the function entries */
-typedef struct QueryKey
-{
-	Oid			userid;
-	Oid			dbid;
-	int64		queryid;
-} QueryKey;
-
-typedef struct QueryTotals
-{
-	QueryKey	key;
-	bool		has_summary;
-	int64		executions;
-	int64		query_samples;
-	int64		jit_self_samples;
-	int64		jit_total_samples;
-	int64		functions;
-	int64		code_bytes;
-	int64		max_function_query_samples;
-} QueryTotals;
 
 /*
  * May the caller see other roles' query IDs, symbols and code addresses?
@@ -152,11 +137,11 @@ jitprof_hotspots_1_0(PG_FUNCTION_ARGS)
 }
 
 /*
- * Sum the store into one QueryTotals per (user, database, query).  Returns
+ * Sum the store into one JpQueryTotals per (user, database, query).  Returns
  * a hash table in CurrentMemoryContext.
  */
-static HTAB *
-query_totals(void)
+HTAB	   *
+jp_query_totals(void)
 {
 	HASHCTL		ctl;
 	HTAB	   *totals;
@@ -164,8 +149,8 @@ query_totals(void)
 	JpStoreEntry *entry;
 	int64		nentries;
 
-	ctl.keysize = sizeof(QueryKey);
-	ctl.entrysize = sizeof(QueryTotals);
+	ctl.keysize = sizeof(JpQueryKey);
+	ctl.entrysize = sizeof(JpQueryTotals);
 	ctl.hcxt = CurrentMemoryContext;
 	totals = hash_create("jitprof query totals", 256, &ctl,
 						 HASH_ELEM | HASH_BLOBS | HASH_CONTEXT);
@@ -173,8 +158,8 @@ query_totals(void)
 	entries = jp_store_copy(&nentries);
 	for (entry = entries; entry < entries + nentries; entry++)
 	{
-		QueryKey	key;
-		QueryTotals *t;
+		JpQueryKey	key;
+		JpQueryTotals *t;
 		bool		found;
 
 		CHECK_FOR_INTERRUPTS();
@@ -184,8 +169,8 @@ query_totals(void)
 		key.queryid = entry->key.queryid;
 		t = hash_search(totals, &key, HASH_ENTER, &found);
 		if (!found)
-			memset((char *) t + sizeof(QueryKey), 0,
-				   sizeof(QueryTotals) - sizeof(QueryKey));
+			memset((char *) t + sizeof(JpQueryKey), 0,
+				   sizeof(JpQueryTotals) - sizeof(JpQueryKey));
 		if (entry->key.discriminator == 0)
 		{
 			t->has_summary = true;
@@ -215,14 +200,14 @@ jitprof_queries_1_0(PG_FUNCTION_ARGS)
 	Oid			me = GetUserId();
 	HTAB	   *totals;
 	HASH_SEQ_STATUS status;
-	QueryTotals *t;
+	JpQueryTotals *t;
 
 	jp_store_require();
 	InitMaterializedSRF(fcinfo, 0);
 	Assert(rsinfo->setDesc->natts == QUERIES_COLS);
 	see_all = jp_reader_sees_all();
 
-	totals = query_totals();
+	totals = jp_query_totals();
 	hash_seq_init(&status, totals);
 	while ((t = hash_seq_search(&status)) != NULL)
 	{
@@ -277,6 +262,9 @@ sampler_row(FunctionCallInfo fcinfo, int ncols)
 	int64		node_entries;
 	int64		step_entries;
 	int64		steps_dropped;
+	int			max_hotspots;
+	int			max_plan_nodes;
+	int			max_steps;
 	int			i = 0;
 
 	jp_store_require();
@@ -287,9 +275,10 @@ sampler_row(FunctionCallInfo fcinfo, int ncols)
 	jp_store_health(&health, &evictions, &entries, &stats_reset);
 	node_entries = jp_store_node_count();
 	jp_store_step_counts(&step_entries, &steps_dropped);
+	jp_store_limits(&max_hotspots, &max_plan_nodes, &max_steps);
 
 	memset(nulls, 0, sizeof(nulls));
-	values[i++] = Int32GetDatum(jitprof_sample_rate);
+	values[i++] = Int32GetDatum(jp_sampler_rate());
 	values[i++] = Int64GetDatum(health.samples_taken);
 	values[i++] = Int64GetDatum(health.samples_jit_self);
 	values[i++] = Int64GetDatum(health.samples_jit_total);
@@ -298,17 +287,17 @@ sampler_row(FunctionCallInfo fcinfo, int ncols)
 	values[i++] = Int64GetDatum(health.flushes);
 	values[i++] = Int64GetDatum(evictions);
 	values[i++] = Int64GetDatum(entries);
-	values[i++] = Int32GetDatum(jitprof_max_hotspots);
+	values[i++] = Int32GetDatum(max_hotspots);
 	values[i++] = TimestampTzGetDatum(stats_reset);
 	values[i++] = Int64GetDatum(health.samples_other_execution);
 	values[i++] = Int64GetDatum(health.samples_in_flush);
 	values[i++] = Int64GetDatum(health.executions_untracked);
 	values[i++] = Int64GetDatum(health.forward_fallbacks);
 	values[i++] = Int64GetDatum(node_entries);
-	values[i++] = Int32GetDatum(jitprof_max_plan_nodes);
+	values[i++] = Int32GetDatum(max_plan_nodes);
 	values[i++] = Int64GetDatum(health.plan_nodes_dropped);
 	values[i++] = Int64GetDatum(step_entries);
-	values[i++] = Int32GetDatum(jitprof_max_steps);
+	values[i++] = Int32GetDatum(max_steps);
 	values[i++] = Int64GetDatum(steps_dropped);
 	Assert(i == SAMPLER_COLS);
 
@@ -342,114 +331,6 @@ jp_put_text_row(ReturnSetInfo *rsinfo, const char *text)
 	bool		isnull = false;
 
 	tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, &value, &isnull);
-}
-
-/*
- * A JIT function's last frame in a folded line: its role, and its number
- * when it is not the first of its plan node and role ("qual_2"), from the
- * store entry's ordinal, as its symbol ends.
- */
-void
-jp_append_role(StringInfo line, const char *role, int32 ordinal)
-{
-	appendStringInfoString(line, role);
-	if (ordinal > 1)
-		appendStringInfo(line, "_%d", ordinal);
-}
-
-/*
- * The folded lines of one JIT function whose stack is in *line: its self
- * samples, then the samples of PostgreSQL code it called.  *line is left
- * as it came.
- */
-void
-jp_put_folded_samples(ReturnSetInfo *rsinfo, StringInfo line,
-					  int64 self_samples, int64 total_samples)
-{
-	int			len = line->len;
-
-	if (self_samples > 0)
-	{
-		appendStringInfo(line, " " INT64_FORMAT, self_samples);
-		jp_put_text_row(rsinfo, line->data);
-		line->len = len;
-		line->data[len] = '\0';
-	}
-	if (total_samples > self_samples)
-	{
-		appendStringInfo(line, ";[called from JIT] " INT64_FORMAT,
-						 total_samples - self_samples);
-		jp_put_text_row(rsinfo, line->data);
-		line->len = len;
-		line->data[len] = '\0';
-	}
-}
-
-/*
- * The profile in the folded-stack format of flame-graph tools, one line per
- * stack: "q<queryid>;<NodeType>#<plan_node_id>;<role> <samples>".  Self
- * samples of a JIT function end in its role; samples in PostgreSQL code it
- * called end in "<role>;[called from JIT]"; the rest of a query's samples
- * end in "[outside JIT]".
- */
-Datum
-jitprof_folded_1_0(PG_FUNCTION_ARGS)
-{
-	ReturnSetInfo *rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
-	bool		see_all;
-	Oid			me = GetUserId();
-	HTAB	   *totals;
-	HASH_SEQ_STATUS status;
-	JpStoreEntry *entries;
-	JpStoreEntry *entry;
-	int64		nentries;
-	QueryTotals *t;
-	StringInfoData line;
-
-	jp_store_require();
-	InitMaterializedSRF(fcinfo, MAT_SRF_USE_EXPECTED_DESC);
-	see_all = jp_reader_sees_all();
-	initStringInfo(&line);
-
-	entries = jp_store_copy(&nentries);
-	for (entry = entries; entry < entries + nentries; entry++)
-	{
-		CHECK_FOR_INTERRUPTS();
-		if (entry->key.discriminator == 0 ||
-			!(see_all || entry->key.userid == me))
-			continue;
-
-		resetStringInfo(&line);
-		appendStringInfo(&line, "q" INT64_FORMAT ";%s#%d;",
-						 entry->key.queryid,
-						 entry->node_type[0] ? entry->node_type : "JIT",
-						 entry->key.plan_node_id);
-		jp_append_role(&line, entry->role, entry->ordinal);
-		jp_put_folded_samples(rsinfo, &line, entry->self_samples,
-							  entry->total_samples);
-	}
-	pfree(entries);
-
-	totals = query_totals();
-	hash_seq_init(&status, totals);
-	while ((t = hash_seq_search(&status)) != NULL)
-	{
-		int64		outside;
-
-		CHECK_FOR_INTERRUPTS();
-		if (!t->has_summary || !(see_all || t->key.userid == me))
-			continue;
-		outside = t->query_samples - t->jit_total_samples;
-		if (outside <= 0)
-			continue;
-		resetStringInfo(&line);
-		appendStringInfo(&line, "q" INT64_FORMAT ";[outside JIT] " INT64_FORMAT,
-						 t->key.queryid, outside);
-		jp_put_text_row(rsinfo, line.data);
-	}
-	hash_destroy(totals);
-
-	return (Datum) 0;
 }
 
 Datum

@@ -11,6 +11,12 @@
  * another role's row shows no query ID unless the reader is a superuser or
  * has the privileges of pg_read_all_stats.
  *
+ * Copyright (c) 2026, The jitprof Developers
+ * Distributed under the PostgreSQL License (the file LICENSE).
+ *
+ * IDENTIFICATION
+ *	  src/views/jit_payoff.c
+ *
  *-------------------------------------------------------------------------
  */
 #include "postgres.h"

@@ -11,6 +11,12 @@
  * interrupts.  Only the rows the reader may see are used (privacy as
  * jitprof_hotspots).
  *
+ * Copyright (c) 2026, The jitprof Developers
+ * Distributed under the PostgreSQL License (the file LICENSE).
+ *
+ * IDENTIFICATION
+ *	  src/views/plan_explain.c
+ *
  *-------------------------------------------------------------------------
  */
 #include "postgres.h"

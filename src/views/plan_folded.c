@@ -1,9 +1,11 @@
 /*-------------------------------------------------------------------------
  *
  * plan_folded.c
- *	  jitprof_folded (extension version 1.1): the profile as folded stacks
- *	  whose frames are each JIT function's plan path from the plan's root,
- *	  "q<queryid>;Agg#0;Sort#1;SeqScan#2;qual <samples>".
+ *	  jitprof_folded, each version's C function: the profile as folded
+ *	  stacks for flame-graph tools.  1.0's frames are a function's plan node
+ *	  and role; 1.1's are its plan path from the plan's root,
+ *	  "q<queryid>;Agg#0;Sort#1;SeqScan#2;qual <samples>".  Rows of another
+ *	  user that the reader may not see are left out.
  *
  * It works on a copy of the store's entries and of the plan-node rows
  * (jp_plan_rows_copy_after), each taken under the store's lock in shared
@@ -16,6 +18,12 @@
  * finds its plan node's row with one hash lookup and a binary search among
  * its query's few rows.  Functions without samples print nothing and add
  * nothing, and are passed over at once.
+ *
+ * Copyright (c) 2026, The jitprof Developers
+ * Distributed under the PostgreSQL License (the file LICENSE).
+ *
+ * IDENTIFICATION
+ *	  src/views/plan_folded.c
  *
  *-------------------------------------------------------------------------
  */
@@ -109,6 +117,116 @@ append_path(const NodeRow *rows, const NodeRow *r, int32 id, StringInfo out)
 		appendStringInfo(out, "%s%s#%d", i == n - 1 ? "" : ";",
 						 types[i], chain[i]);
 	return n > 0;
+}
+
+/*
+ * A JIT function's last frame in a folded line: its role, and its number
+ * when it is not the first of its plan node and role ("qual_2"), from the
+ * store entry's ordinal, as its symbol ends.
+ */
+void
+jp_append_role(StringInfo line, const char *role, int32 ordinal)
+{
+	appendStringInfoString(line, role);
+	if (ordinal > 1)
+		appendStringInfo(line, "_%d", ordinal);
+}
+
+/*
+ * The folded lines of one JIT function whose stack is in *line: its self
+ * samples, then the samples of PostgreSQL code it called.  *line is left
+ * as it came.
+ */
+void
+jp_put_folded_samples(ReturnSetInfo *rsinfo, StringInfo line,
+					  int64 self_samples, int64 total_samples)
+{
+	int			len = line->len;
+
+	if (self_samples > 0)
+	{
+		appendStringInfo(line, " " INT64_FORMAT, self_samples);
+		jp_put_text_row(rsinfo, line->data);
+		line->len = len;
+		line->data[len] = '\0';
+	}
+	if (total_samples > self_samples)
+	{
+		appendStringInfo(line, ";[called from JIT] " INT64_FORMAT,
+						 total_samples - self_samples);
+		jp_put_text_row(rsinfo, line->data);
+		line->len = len;
+		line->data[len] = '\0';
+	}
+}
+
+/*
+ * The profile in the folded-stack format of flame-graph tools, one line per
+ * stack: "q<queryid>;<NodeType>#<plan_node_id>;<role> <samples>".  Self
+ * samples of a JIT function end in its role; samples in PostgreSQL code it
+ * called end in "<role>;[called from JIT]"; the rest of a query's samples
+ * end in "[outside JIT]".
+ */
+PG_FUNCTION_INFO_V1(jitprof_folded_1_0);
+
+Datum
+jitprof_folded_1_0(PG_FUNCTION_ARGS)
+{
+	ReturnSetInfo *rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
+	bool		see_all;
+	Oid			me = GetUserId();
+	HTAB	   *totals;
+	HASH_SEQ_STATUS status;
+	JpStoreEntry *entries;
+	JpStoreEntry *entry;
+	int64		nentries;
+	JpQueryTotals *t;
+	StringInfoData line;
+
+	jp_store_require();
+	InitMaterializedSRF(fcinfo, MAT_SRF_USE_EXPECTED_DESC);
+	see_all = jp_reader_sees_all();
+	initStringInfo(&line);
+
+	entries = jp_store_copy(&nentries);
+	for (entry = entries; entry < entries + nentries; entry++)
+	{
+		CHECK_FOR_INTERRUPTS();
+		if (entry->key.discriminator == 0 ||
+			!(see_all || entry->key.userid == me))
+			continue;
+
+		resetStringInfo(&line);
+		appendStringInfo(&line, "q" INT64_FORMAT ";%s#%d;",
+						 entry->key.queryid,
+						 entry->node_type[0] ? entry->node_type : "JIT",
+						 entry->key.plan_node_id);
+		jp_append_role(&line, entry->role, entry->ordinal);
+		jp_put_folded_samples(rsinfo, &line, entry->self_samples,
+							  entry->total_samples);
+	}
+	pfree(entries);
+
+	totals = jp_query_totals();
+	hash_seq_init(&status, totals);
+	while ((t = hash_seq_search(&status)) != NULL)
+	{
+		int64		outside;
+
+		CHECK_FOR_INTERRUPTS();
+		if (!t->has_summary || !(see_all || t->key.userid == me))
+			continue;
+		outside = t->query_samples - t->jit_total_samples;
+		if (outside <= 0)
+			continue;
+		resetStringInfo(&line);
+		appendStringInfo(&line, "q" INT64_FORMAT ";[outside JIT] " INT64_FORMAT,
+						 t->key.queryid, outside);
+		jp_put_text_row(rsinfo, line.data);
+	}
+	hash_destroy(totals);
+
+	return (Datum) 0;
 }
 
 /*

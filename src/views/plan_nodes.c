@@ -5,24 +5,23 @@
  *	  the copy of the plan-node rows with their totals that jitprof_explain
  *	  (plan_explain.c) and jitprof_folded (plan_folded.c) work on.
  *
- * The store (store/) keeps per plan node only its self samples, JIT code
- * samples and JIT compile samples, and the plan's shape (parent, node type,
- * label).  A node's total is computed here as the sum of self over its
- * subtree, and the query-level row "outside any node" as the query's
- * samples minus its nodes' self samples, so that for every query the nodes'
- * self samples plus that row add up to query_samples exactly.
+ * The store keeps per plan node only its self, JIT code and JIT compile
+ * samples and the plan's shape; a node's total (the sum of self over its
+ * subtree) and the query's "outside any node" row are computed here, so
+ * that a query's nodes and that row add up to its samples exactly.
  *
- * Locking: each function of the three files takes copies of the store's
- * entries and plan-node rows (jp_store_copy, jp_store_copy_nodes: a memcpy
- * loop under the lock in shared mode) and computes and builds its result
- * from them after the lock is released.  It works in O(n log n) of the rows
- * it copied (sorted rows walked in step, binary search, hash tables by query
- * or by plan node), and its loops check for interrupts, so that
- * statement_timeout stops a reader of a big store.
+ * Contract: each function of the three files works on copies of the store's
+ * entries and plan-node rows, each taken under the lock in shared mode, in
+ * O(n log n) of the rows, and its loops check for interrupts.  Another
+ * user's rows show no query ID unless the reader may see all statistics, and
+ * jitprof_explain and the folded paths use only the rows the reader may
+ * see.  The columns: doc/plan_nodes.md.
  *
- * Privacy as jitprof_hotspots: another user's rows show no query ID unless
- * the reader is a superuser or has pg_read_all_stats; jitprof_explain and
- * the folded paths use only the rows the reader may see.
+ * Copyright (c) 2026, The jitprof Developers
+ * Distributed under the PostgreSQL License (the file LICENSE).
+ *
+ * IDENTIFICATION
+ *	  src/views/plan_nodes.c
  *
  *-------------------------------------------------------------------------
  */

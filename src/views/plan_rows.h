@@ -6,6 +6,12 @@
  *	  jitprof_explain (plan_explain.c) and jitprof_folded (plan_folded.c).
  *	  Other folders include views/views.h only.
  *
+ * Copyright (c) 2026, The jitprof Developers
+ * Distributed under the PostgreSQL License (the file LICENSE).
+ *
+ * IDENTIFICATION
+ *	  src/views/plan_rows.h
+ *
  *-------------------------------------------------------------------------
  */
 #ifndef JITPROF_VIEWS_PLAN_ROWS_H

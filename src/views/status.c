@@ -15,6 +15,12 @@
  * SQL: jitprof_functions.address is NULL unless the caller is a superuser
  * or has the privileges of pg_read_all_stats.
  *
+ * Copyright (c) 2026, The jitprof Developers
+ * Distributed under the PostgreSQL License (the file LICENSE).
+ *
+ * IDENTIFICATION
+ *	  src/views/status.c
+ *
  *-------------------------------------------------------------------------
  */
 #include "postgres.h"

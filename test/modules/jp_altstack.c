@@ -15,6 +15,12 @@
  * range, without checking that SP is on that stack, reads the page and
  * crashes the backend.
  *
+ * Copyright (c) 2026, The jitprof Developers
+ * Distributed under the PostgreSQL License (the file LICENSE).
+ *
+ * IDENTIFICATION
+ *	  test/modules/jp_altstack.c
+ *
  *-------------------------------------------------------------------------
  */
 #include "postgres.h"

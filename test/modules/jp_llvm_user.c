@@ -9,6 +9,12 @@
  * Its _PG_init calls one LLVM C API function, so that the link keeps
  * libLLVM in DT_NEEDED.
  *
+ * Copyright (c) 2026, The jitprof Developers
+ * Distributed under the PostgreSQL License (the file LICENSE).
+ *
+ * IDENTIFICATION
+ *	  test/modules/jp_llvm_user.c
+ *
  *-------------------------------------------------------------------------
  */
 #include "postgres.h"

@@ -6,6 +6,12 @@
  *	  jitprof without naming a jitprof file.  Built by
  *	  test/t/009_llvmjit_library_self_reference.pl.
  *
+ * Copyright (c) 2026, The jitprof Developers
+ * Distributed under the PostgreSQL License (the file LICENSE).
+ *
+ * IDENTIFICATION
+ *	  test/modules/jp_loops_back.c
+ *
  *-------------------------------------------------------------------------
  */
 #include "postgres.h"

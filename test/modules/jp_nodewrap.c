@@ -17,6 +17,12 @@
  * jp_nodewrap_changes() returns the largest number of pointer changes seen
  * on one node.
  *
+ * Copyright (c) 2026, The jitprof Developers
+ * Distributed under the PostgreSQL License (the file LICENSE).
+ *
+ * IDENTIFICATION
+ *	  test/modules/jp_nodewrap.c
+ *
  *-------------------------------------------------------------------------
  */
 #include "postgres.h"
