@@ -335,6 +335,7 @@ jp_exec_open(const QueryDesc *owner, int64 queryid, bool count_at_end)
 	exec->shape = NULL;
 	exec->nshape = 0;
 	exec->shape_sent = false;
+	exec->nodes_tracked = false;
 	exec->id = next_exec_id++;
 	if (next_exec_id == 0)
 		next_exec_id = 1;
@@ -599,7 +600,7 @@ jp_exec_flush(JpExec *exec, bool count_execution, bool final)
 	}
 
 	jp_store_flush(exec->userid, exec->dbid, exec->queryid, count_execution,
-				   qsamples, all, ndeltas, &health,
+				   qsamples, exec->nodes_tracked, all, ndeltas, &health,
 				   nodes.ndeltas > 0 ? &nodes : NULL,
 				   steps.ndeltas > 0 ? &steps : NULL);
 

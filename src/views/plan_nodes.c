@@ -10,7 +10,10 @@
  * label).  A node's total is computed here as the sum of self over its
  * subtree, and the query-level row "outside any node" as the query's
  * samples minus its nodes' self samples, so that for every query the nodes'
- * self samples plus that row add up to query_samples exactly.
+ * self samples plus that row add up to query_samples exactly.  A query's
+ * samples here are those of its executions that had plan-node data
+ * (JpStoreEntry.node_samples): executions run with jitprof.plan_nodes off
+ * add to jitprof_queries, not to any node or to "outside any node".
  *
  * Locking: each function of the three files takes copies of the store's
  * entries and plan-node rows (jp_store_copy, jp_store_copy_nodes: a memcpy
@@ -244,6 +247,8 @@ jp_plan_rows_copy_after(const JpStoreEntry *entries, int64 nentries,
 		qs[qcount].key = entry->key;
 		qs[qcount].executions = entry->executions;
 		qs[qcount].query_samples = entry->query_samples;
+		qs[qcount].node_executions = entry->node_executions;
+		qs[qcount].node_samples = entry->node_samples;
 		qcount++;
 	}
 
@@ -267,7 +272,7 @@ jp_plan_rows_copy_after(const JpStoreEntry *entries, int64 nentries,
 		if (q < qcount &&
 			query_order(qs[q].key.userid, qs[q].key.dbid, qs[q].key.queryid,
 						key->userid, key->dbid, key->queryid) == 0)
-			qsamples = qs[q].query_samples;
+			qsamples = qs[q].node_samples;
 		for (int k = i; k < j; k++)
 			rows[k].query_samples = qsamples;
 		subtree_totals(rows + i, j - i, work, work + (j - i),
