@@ -154,9 +154,10 @@ crash_check() {
 }
 
 # Both phases go through PGXS's "make installcheck", as a user of the
-# extension would run it, with the pg_config of the tree under test.
+# extension would run it, with the pg_config of the tree under test, as the
+# server's OS user with CAP_PERFMON (as_pg_user_perfmon: perf record -a).
 pgxs_installcheck() {
-	(cd "$work" && as_pg_user env PATH="$PG_BINDIR:$PATH" \
+	(cd "$work" && as_pg_user_perfmon env PATH="$PG_BINDIR:$PATH" \
 		JITPROF_BUILD_PG_CONFIG="$(command -v pg_config)" \
 		make -s installcheck PG_CONFIG="$PG_BINDIR/pg_config" "$@")
 }
