@@ -19,8 +19,11 @@ my $tmp = PostgreSQL::Test::Utils::tempdir;
 
 # JIT only where a session asks for it, so that the psql calls that read
 # jitprof_status compile nothing and leave no map of their own.
-my $node = jitprof_node('perf_map_post_mortem',
-	conf => "jit_above_cost = 100000000\n");
+# The suite's settings remove maps at exit (test/jitprof.conf): this test
+# runs with jitprof's defaults for them.
+my $node = jitprof_node('perf_map_post_mortem', no_defaults => 1,
+	conf => (jitprof_conf() =~ s/^jitprof\.perf_map_keep_\w+\s*=.*\n//mgr)
+	  . "jit_above_cost = 100000000\n");
 my $heavy = heavy_table($node, 1_000_000);
 my $qid = query_id($node, $heavy);
 my $small = 'SELECT sum(g) FROM generate_series(1, 100) g';
@@ -181,6 +184,10 @@ my $first;
 	ok(!-e map_path($gone), 'with jitprof.perf_map_keep_files = 0 the map is removed at exit');
 	unlink(map_path($_)) for @more, @sized;
 }
+
+# leave nothing in /tmp: the maps the ledger still lists go with the node
+reload_with("jitprof.perf_map_keep_files = 1\n");
+unlink(map_path(run_and_exit($small)));
 
 $node->stop;
 done_testing();
