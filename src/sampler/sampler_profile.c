@@ -599,8 +599,15 @@ jp_exec_flush(JpExec *exec, bool count_execution, bool final)
 		exec->shape_sent = true;
 	}
 
+	/*
+	 * Plan-node data: the plan was wrapped, or samples were charged to a node
+	 * anyway (JIT compilation of a plan that never ran wrapped, as in a
+	 * statement nested in DO), so that the nodes' samples are always within
+	 * the samples counted with them.
+	 */
 	jp_store_flush(exec->userid, exec->dbid, exec->queryid, count_execution,
-				   qsamples, exec->nodes_tracked, all, ndeltas, &health,
+				   qsamples, exec->nodes_tracked || nodes.ndeltas > 0,
+				   all, ndeltas, &health,
 				   nodes.ndeltas > 0 ? &nodes : NULL,
 				   steps.ndeltas > 0 ? &steps : NULL);
 
