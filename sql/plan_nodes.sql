@@ -64,7 +64,8 @@ WITH q AS (SELECT queryid FROM jitprof_plan_nodes
 SELECT regexp_replace(replace(line, 'query ' || q.queryid || ':', 'query <id>:'),
                       '[0-9]+(\.[0-9])?', 'N', 'g') AS line
   FROM q, jitprof_explain(q.queryid) AS line;
-SELECT count(*) FROM jitprof_explain(12345);
+-- A query ID jitprof does not know gets a line saying so.
+SELECT * FROM jitprof_explain(12345);
 
 -- Folded stacks carry the plan path.
 SELECT count(*) > 0 AS has_paths FROM jitprof_folded() f
@@ -76,6 +77,48 @@ SET jitprof.plan_nodes = off;
 SELECT jitprof_reset();
 SELECT count(*) FROM (SELECT s FROM pn_big ORDER BY s) o;
 SELECT count(*) AS rows_when_off FROM jitprof_plan_nodes;
+
+-- jitprof_explain of a query without plan-node data: one line that says
+-- so, and a NOTICE naming the setting.  The sort has by far the most
+-- samples since the reset (some 200 at 1000 Hz, the others a few).
+CREATE TEMP TABLE pn_q AS
+  SELECT queryid FROM jitprof_queries ORDER BY query_samples DESC LIMIT 1;
+SELECT regexp_replace(replace(line, 'query ' || q.queryid || ':', 'query <id>:'),
+                      '[0-9]+(\.[0-9])?', 'N', 'g') AS line
+  FROM pn_q q, jitprof_explain(q.queryid) AS line;
+
+-- Mixed: one more execution with plan-node data.  The report counts only
+-- it, and says how many executions had none, so that "outside any node" is
+-- not inflated by the execution that ran with the setting off.
+SET jitprof.plan_nodes = on;
+SELECT count(*) FROM (SELECT s FROM pn_big ORDER BY s) o;
+SELECT regexp_replace(replace(line, 'query ' || q.queryid || ':', 'query <id>:'),
+                      '[0-9]+(\.[0-9])?', 'N', 'g') AS line
+  FROM pn_q q, jitprof_explain(q.queryid) AS line;
+SELECT p.query_samples > 0 AS some_node_samples,
+       p.query_samples < j.query_samples AS fewer_than_all,
+       p.self_sum = p.query_samples AS adds_up,
+       j.executions = 2 AS two_executions
+  FROM (SELECT max(query_samples) AS query_samples,
+               sum(self_samples) AS self_sum
+        FROM jitprof_plan_nodes WHERE queryid = (SELECT queryid FROM pn_q)) p,
+       jitprof_queries j
+  WHERE j.queryid = (SELECT queryid FROM pn_q);
+-- the header counts the same samples as jitprof_plan_nodes
+SELECT (regexp_match(line, ': ([0-9]+) samples in 1 executions$'))[1]::bigint =
+       (SELECT max(query_samples) FROM jitprof_plan_nodes
+        WHERE queryid = q.queryid) AS header_matches
+  FROM pn_q q, jitprof_explain(q.queryid) AS line
+  WHERE line LIKE 'query %';
+SELECT bool_and(self_samples <= total_samples) AS self_le_total,
+       bool_and(total_samples <= query_samples) AS total_le_query,
+       bool_and(self_pct BETWEEN 0 AND 100 AND total_pct BETWEEN 0 AND 100) AS pct_ok
+  FROM jitprof_plan_nodes;
+SELECT bool_and(rtrim(regexp_replace(line, '^.*outside any node: ', ''), '%')::float8
+                BETWEEN 0 AND 100) AS outside_ok
+  FROM pn_q q, jitprof_explain(q.queryid) AS line
+  WHERE line LIKE 'outside any node:%';
+SET jitprof.plan_nodes = off;
 
 -- Only a superuser may turn it on.
 CREATE ROLE pn_user;

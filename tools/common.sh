@@ -52,6 +52,22 @@ as_pg_user() {
 	fi
 }
 
+# as_pg_user, keeping one capability, CAP_PERFMON, ambient: "perf record
+# -a" (test/t/018) needs it at perf_event_paranoid 2, which this machine
+# has.  Where setpriv or the kernel cannot give it, the same as as_pg_user.
+as_pg_user_perfmon() {
+	local home
+	if [ "$(id -u)" = 0 ] && [ "$(id -un)" != "$PG_OS_USER" ] &&
+		setpriv --inh-caps +perfmon --ambient-caps +perfmon true 2>/dev/null; then
+		home=$(getent passwd "$PG_OS_USER" | cut -d: -f6)
+		env HOME="$home" USER="$PG_OS_USER" LOGNAME="$PG_OS_USER" \
+			setpriv --reuid "$PG_OS_USER" --regid "$PG_OS_USER" --init-groups \
+			--inh-caps +perfmon --ambient-caps +perfmon "$@"
+	else
+		as_pg_user "$@"
+	fi
+}
+
 # A scratch directory the cluster's OS user owns, holding a copy of the
 # tests (the checkout itself may sit where that user cannot read, as /root).
 make_workdir() {

@@ -206,9 +206,12 @@ for d in /dev /dev/pts /dev/shm /tmp; do
 done
 
 # A copy, not a bind mount: the build inside writes objects for another
-# PostgreSQL and LLVM, which must not land in the host's tree.
+# PostgreSQL and LLVM, which must not land in the host's tree.  The objects
+# of the previous run go too (--delete-excluded): they may come from another
+# checkout whose objects are newer than this tree's sources, and make would
+# then link them instead of building this tree.
 mkdir -p "$dir/build/jitprof"
-rsync -a --delete --exclude .git --exclude /dist --exclude '*.o' --exclude '*.so' \
+rsync -a --delete --delete-excluded --exclude .git --exclude /dist --exclude '*.o' --exclude '*.so' \
 	--exclude src/names/eeop_names.h "$top"/ "$dir/build/jitprof/"
 
 # tools/test.sh's settings; the others stay outside

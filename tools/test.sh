@@ -165,7 +165,8 @@ crash_check() {
 }
 
 # Both phases go through PGXS's "make installcheck" as README documents
-# it: as the server's OS user, with PG_CONFIG naming the server under test,
+# it: as the server's OS user (with CAP_PERFMON, for perf record -a:
+# as_pg_user_perfmon), with PG_CONFIG naming the server under test,
 # and only what a user may also give it: make variables on the command line
 # (REGRESS=, PROVE_TESTS=, PROVE_FLAGS=) and the JITPROF_* settings of
 # doc/testing.md.  Nothing is added to perl's or prove's paths: the
@@ -173,7 +174,7 @@ crash_check() {
 # that a caller's cannot hide it either), and the readme_installcheck unit
 # below runs the command with nothing of this script's environment at all.
 pgxs_installcheck() {
-	(cd "$work" && as_pg_user env -u PERL5LIB -u PERL5OPT \
+	(cd "$work" && as_pg_user_perfmon env -u PERL5LIB -u PERL5OPT \
 		make -s installcheck PG_CONFIG="$PG_BINDIR/pg_config" "$@")
 }
 

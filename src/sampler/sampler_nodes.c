@@ -208,6 +208,7 @@ jp_nodes_install(QueryDesc *queryDesc, JpExec *exec)
 	install_walker(queryDesc->planstate, &cxt);
 	installed_query = queryDesc;
 	installed_exec = exec;
+	exec->nodes_tracked = true;
 	jp_sig.node_depth = 0;
 	jp_sig.flush_pending = false;
 	pg_compiler_barrier();

@@ -327,6 +327,7 @@ jp_exec_open(const QueryDesc *owner, int64 queryid, bool count_at_end)
 	exec->shape = NULL;
 	exec->nshape = 0;
 	exec->shape_sent = false;
+	exec->nodes_tracked = false;
 	exec->id = next_exec_id++;
 	if (next_exec_id == 0)
 		next_exec_id = 1;
@@ -590,8 +591,15 @@ jp_exec_flush(JpExec *exec, bool count_execution, bool final)
 		exec->shape_sent = true;
 	}
 
+	/*
+	 * Plan-node data: the plan was wrapped, or samples were charged to a node
+	 * anyway (JIT compilation of a plan that never ran wrapped, as in a
+	 * statement nested in DO), so that the nodes' samples are always within
+	 * the samples counted with them.
+	 */
 	jp_store_flush(exec->userid, exec->dbid, exec->queryid, count_execution,
-				   qsamples, all, ndeltas, &health,
+				   qsamples, exec->nodes_tracked || nodes.ndeltas > 0,
+				   all, ndeltas, &health,
 				   nodes.ndeltas > 0 ? &nodes : NULL,
 				   steps.ndeltas > 0 ? &steps : NULL);
 

@@ -158,6 +158,7 @@ typedef struct JpExec
 	struct JpNodeShape *shape;	/* its plan's nodes, once captured */
 	int			nshape;
 	bool		shape_sent;
+	bool		nodes_tracked;	/* its plan was wrapped for the node profile */
 } JpExec;
 
 /* counters of the signal handler, flushed with every execution */

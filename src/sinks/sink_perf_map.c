@@ -32,7 +32,23 @@
  * The file is capped at jitprof.perf_map_max_size: past it the sink stops
  * appending, with one WARNING, and counts the lines it dropped.
  *
- * The file is removed at backend exit unless jitprof.perf_map_keep is on.
+ * At backend exit the map is kept, so that perf report still names the
+ * functions after the backend is gone, within a bound: the maps kept are
+ * listed in a ledger, pg_stat/jitprof_perf_maps in the data directory, and
+ * the exiting backend removes the oldest while there are more than
+ * jitprof.perf_map_keep_files of them or more than
+ * jitprof.perf_map_keep_size bytes (either at 0: its own map is removed, as
+ * before).  The ledger is a small file, not shared memory, so that the
+ * bound holds when jitprof is the jit_provider without being preloaded, and
+ * across restarts.  It is locked with flock() while it is read and
+ * rewritten, at exit only: a backend that never linked code never touches
+ * it, and the first JIT of a backend does not either.  A map is removed only
+ * if the file at its path is still the one the ledger recorded: a regular
+ * file of our effective user, never a symbolic link (lstat), with the same
+ * device, inode, size and modification time; anything else (a new backend
+ * with the same pid rewrote it, someone replaced it) is left alone and
+ * forgotten.  jitprof.perf_map_keep = on keeps a backend's map outside the
+ * ledger, for good, as it always did.
  *
  * Callbacks run inside LLVM's call stack: no ERROR, no palloc; a failed
  * write is reported as a WARNING and turns the sink off.
@@ -49,11 +65,13 @@
 
 #include <fcntl.h>
 #include <inttypes.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include "common/hashfn.h"
 #include "miscadmin.h"
+#include "pgstat.h"
 #include "storage/ipc.h"
 #include "utils/guc.h"
 
@@ -63,6 +81,8 @@
 static bool jitprof_perf_map = true;
 static bool jitprof_perf_map_keep = false;
 static int	jitprof_perf_map_max_size = 4096;	/* kB */
+static int	jitprof_perf_map_keep_files = 64;
+static int	jitprof_perf_map_keep_size = 64 * 1024; /* kB */
 
 static JitprofFileCounters map_counters;
 
@@ -132,7 +152,180 @@ map_failed_open(void)
 			 errdetail("perf map output is off for this backend.")));
 }
 
-/* at backend exit: remove the map, if it still is the file we wrote */
+/* ---- perf maps kept after exit: the ledger (see the file header) ---- */
+
+#define KEPT_LEDGER		PGSTAT_STAT_PERMANENT_DIRECTORY "/jitprof_perf_maps"
+#define KEPT_MAGIC		0x4A504B4D	/* "JPKM" */
+#define KEPT_VERSION	1
+#define KEPT_MAX_FILES	1000	/* jitprof.perf_map_keep_files' maximum */
+
+typedef struct KeptHeader
+{
+	uint32		magic;
+	uint32		version;
+	int32		nmaps;
+	int32		padding;		/* zero */
+	uint64		removed;		/* maps removed to stay within the bound */
+} KeptHeader;
+
+/* one kept map: its pid, and the identity of the file as it was left */
+typedef struct KeptMap
+{
+	int32		pid;
+	int32		padding;		/* zero */
+	uint64		dev;
+	uint64		ino;
+	int64		size;
+	int64		mtime_sec;
+	int64		mtime_nsec;
+} KeptMap;
+
+/* the ledger while one backend holds it, at exit: one more than the cap */
+static KeptMap kept[KEPT_MAX_FILES + 1];
+
+/*
+ * Open the ledger and lock it (LOCK_EX or LOCK_SH).  It lives in the data
+ * directory, which only the server's user may write, but is still opened
+ * without following a symbolic link and must be a regular file.  Returns
+ * -1 when it cannot be used.
+ */
+static int
+kept_open(int how)
+{
+	int			fd;
+	struct stat st;
+
+	fd = open(KEPT_LEDGER, O_RDWR | O_CREAT | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC,
+			  S_IRUSR | S_IWUSR);
+	if (fd < 0)
+		return -1;
+	if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode) ||
+		st.st_uid != geteuid() || flock(fd, how) != 0)
+	{
+		close(fd);
+		return -1;
+	}
+	return fd;
+}
+
+/*
+ * Read the ledger into kept[]; returns the number of maps.  A ledger that
+ * is empty, short or of another format counts as empty: its maps are then
+ * left in /tmp, never removed on a guess.
+ */
+static int
+kept_read(int fd, KeptHeader *header)
+{
+	ssize_t		got;
+
+	memset(header, 0, sizeof(*header));
+	got = pread(fd, header, sizeof(*header), 0);
+	if (got != sizeof(*header) || header->magic != KEPT_MAGIC ||
+		header->version != KEPT_VERSION || header->nmaps < 0 ||
+		header->nmaps > KEPT_MAX_FILES)
+	{
+		memset(header, 0, sizeof(*header));
+		return 0;
+	}
+	got = pread(fd, kept, sizeof(KeptMap) * header->nmaps, sizeof(*header));
+	if (got != (ssize_t) (sizeof(KeptMap) * header->nmaps))
+	{
+		header->nmaps = 0;
+		return 0;
+	}
+	return header->nmaps;
+}
+
+/*
+ * Remove a kept map if the file at its path is still the one that was
+ * left: a regular file of ours (lstat: a symbolic link is never followed)
+ * with the recorded identity.  Returns whether it removed it.
+ */
+static bool
+kept_remove(const KeptMap *k)
+{
+	char		path[MAXPGPATH];
+	struct stat st;
+
+	snprintf(path, sizeof(path), "/tmp/perf-%d.map", (int) k->pid);
+	if (lstat(path, &st) != 0 || !S_ISREG(st.st_mode) ||
+		st.st_uid != geteuid() || st.st_nlink != 1 ||
+		(uint64) st.st_dev != k->dev || (uint64) st.st_ino != k->ino ||
+		(int64) st.st_size != k->size ||
+		(int64) st.st_mtim.tv_sec != k->mtime_sec ||
+		(int64) st.st_mtim.tv_nsec != k->mtime_nsec)
+		return false;
+	return unlink(path) == 0;
+}
+
+/*
+ * Add this backend's map, "st" as it is left, to the ledger, then remove
+ * the oldest maps until the ledger is within jitprof.perf_map_keep_files
+ * and jitprof.perf_map_keep_size (this map too, if it alone is bigger).
+ * Returns false when the ledger cannot be used: the caller removes the map.
+ */
+static bool
+kept_add(const struct stat *st)
+{
+	KeptHeader	header;
+	int			fd;
+	int			n;
+	int			m = 0;
+	int			first = 0;
+	int64		total = 0;
+	int64		max_bytes = (int64) jitprof_perf_map_keep_size * 1024;
+	size_t		len;
+
+	fd = kept_open(LOCK_EX);
+	if (fd < 0)
+		return false;
+	n = kept_read(fd, &header);
+
+	/* an entry with our pid is stale: that file is ours now */
+	for (int i = 0; i < n; i++)
+		if (kept[i].pid != (int32) map_pid)
+			kept[m++] = kept[i];
+	n = m;
+	memset(&kept[n], 0, sizeof(KeptMap));
+	kept[n].pid = (int32) map_pid;
+	kept[n].dev = (uint64) st->st_dev;
+	kept[n].ino = (uint64) st->st_ino;
+	kept[n].size = (int64) st->st_size;
+	kept[n].mtime_sec = (int64) st->st_mtim.tv_sec;
+	kept[n].mtime_nsec = (int64) st->st_mtim.tv_nsec;
+	n++;
+
+	for (int i = 0; i < n; i++)
+		total += kept[i].size;
+	while (first < n &&
+		   (n - first > jitprof_perf_map_keep_files || total > max_bytes))
+	{
+		if (kept_remove(&kept[first]))
+			header.removed++;
+		total -= kept[first].size;
+		first++;
+	}
+	n -= first;
+	memmove(kept, kept + first, sizeof(KeptMap) * n);
+
+	header.magic = KEPT_MAGIC;
+	header.version = KEPT_VERSION;
+	header.nmaps = n;
+	header.padding = 0;
+	len = sizeof(KeptMap) * n;
+	if (pwrite(fd, &header, sizeof(header), 0) != sizeof(header) ||
+		(len > 0 && pwrite(fd, kept, len, sizeof(header)) != (ssize_t) len) ||
+		ftruncate(fd, sizeof(header) + len) != 0)
+	{
+		/* the maps listed may stay in /tmp; never remove on a guess */
+		close(fd);
+		return true;
+	}
+	close(fd);
+	return true;
+}
+
+/* at backend exit: keep the map within the bound, or remove it */
 static void
 map_at_exit(int code, Datum arg)
 {
@@ -140,13 +333,45 @@ map_at_exit(int code, Datum arg)
 
 	if (!map_opened || map_pid != getpid())
 		return;
-	if (!jitprof_perf_map_keep &&
-		lstat(map_path, &st) == 0 &&
-		st.st_dev == map_stat.st_dev && st.st_ino == map_stat.st_ino)
-		unlink(map_path);
 	if (map_fd >= 0)
 		close(map_fd);
 	map_fd = -1;
+
+	/* only if it still is the file we wrote */
+	if (jitprof_perf_map_keep ||
+		lstat(map_path, &st) != 0 || !S_ISREG(st.st_mode) ||
+		st.st_dev != map_stat.st_dev || st.st_ino != map_stat.st_ino)
+		return;
+	if (jitprof_perf_map_keep_files > 0 && jitprof_perf_map_keep_size > 0 &&
+		st.st_size > 0 && kept_add(&st))
+		return;
+	unlink(map_path);
+}
+
+/*
+ * The maps of exited backends that the ledger lists, their bytes, and how
+ * many maps were removed to stay within the bound, for jitprof_status.
+ * Zeros when there is no ledger.
+ */
+void
+jp_perf_map_kept(uint64 *maps, uint64 *bytes, uint64 *removed)
+{
+	KeptHeader	header;
+	int			fd;
+	int			n;
+
+	*maps = *bytes = *removed = 0;
+	if (access(KEPT_LEDGER, F_OK) != 0)
+		return;
+	fd = kept_open(LOCK_SH);
+	if (fd < 0)
+		return;
+	n = kept_read(fd, &header);
+	close(fd);
+	*maps = n;
+	for (int i = 0; i < n; i++)
+		*bytes += kept[i].size;
+	*removed = header.removed;
 }
 
 /*
@@ -361,8 +586,8 @@ jp_perf_map_init(void)
 							 NULL, NULL, NULL);
 
 	DefineCustomBoolVariable("jitprof.perf_map_keep",
-							 "Keeps /tmp/perf-<pid>.map when the backend exits.",
-							 "Needed to run perf report after the backend has exited.",
+							 "Keeps /tmp/perf-<pid>.map for good when the backend exits.",
+							 "Off, the map is kept within jitprof.perf_map_keep_files and jitprof.perf_map_keep_size.",
 							 &jitprof_perf_map_keep,
 							 false,
 							 PGC_SUSET,
@@ -377,6 +602,28 @@ jp_perf_map_init(void)
 							64,
 							INT_MAX,
 							PGC_SUSET,
+							GUC_UNIT_KB,
+							NULL, NULL, NULL);
+
+	DefineCustomIntVariable("jitprof.perf_map_keep_files",
+							"Sets how many perf maps of exited backends are kept for perf report.",
+							"When more are kept, an exiting backend removes the oldest. 0 removes a map when its backend exits.",
+							&jitprof_perf_map_keep_files,
+							64,
+							0,
+							KEPT_MAX_FILES,
+							PGC_SIGHUP,
+							0,
+							NULL, NULL, NULL);
+
+	DefineCustomIntVariable("jitprof.perf_map_keep_size",
+							"Sets the total size of the perf maps of exited backends that are kept for perf report.",
+							"When they are bigger, an exiting backend removes the oldest. 0 removes a map when its backend exits.",
+							&jitprof_perf_map_keep_size,
+							64 * 1024,
+							0,
+							INT_MAX,
+							PGC_SIGHUP,
 							GUC_UNIT_KB,
 							NULL, NULL, NULL);
 

@@ -72,6 +72,7 @@ typedef struct JitprofUnwindCounters
 /* GUCs and sink registration; the counters jitprof_status reports */
 extern void jp_perf_map_init(void);
 extern const JitprofFileCounters *jp_perf_map_counters(void);
+extern void jp_perf_map_kept(uint64 *maps, uint64 *bytes, uint64 *removed);
 extern void jp_jitdump_init(void);
 extern const JitprofFileCounters *jp_jitdump_counters(void);
 extern const JitprofUnwindCounters *jp_jitdump_unwind_counters(void);

@@ -50,6 +50,8 @@ typedef struct JpStoreEntry
 {
 	JpStoreKey	key;			/* hash key: must be first */
 	int64		executions;		/* summary rows only */
+	int64		node_executions;	/* summary rows: those with plan-node data */
+	int64		node_samples;	/* summary rows: their query samples */
 	int64		self_samples;
 	int64		total_samples;
 	int64		query_samples;
@@ -210,6 +212,7 @@ extern uint32 jp_store_discriminator(const char *symbol);
 /* store_rows.c: adding a flush, reading and resetting the rows */
 extern void jp_store_flush(Oid userid, Oid dbid, int64 queryid,
 						   bool count_execution, int64 query_samples,
+						   bool node_data,
 						   const JpStoreDelta *deltas, int ndeltas,
 						   const JpSamplerHealth *health,
 						   const JpStoreNodes *nodes,

@@ -124,9 +124,10 @@ enter_node_row(const JpStoreNodeKey *key)
  * plan's shape where the rows have none.  A query gets rows for all the
  * nodes of a flush or none (plan_nodes_dropped counts the rows that found
  * no room), so that its node rows never claim more than they saw.  Caller
- * holds the lock exclusively, and the query's summary row exists.
+ * holds the lock exclusively, and the query's summary row exists.  Returns
+ * whether the flush's counts were added (false: no room).
  */
-static void
+static bool
 flush_nodes(Oid userid, Oid dbid, int64 queryid, const JpStoreNodes *nodes)
 {
 	JpStoreNodeKey key;
@@ -154,7 +155,7 @@ flush_nodes(Oid userid, Oid dbid, int64 queryid, const JpStoreNodes *nodes)
 		hash_get_num_entries(jp_node_hash) + missing > jitprof_max_plan_nodes)
 	{
 		jp_store_header->health.plan_nodes_dropped += missing;
-		return;
+		return false;
 	}
 
 	for (int i = 0; i < nodes->nshape; i++)
@@ -190,6 +191,7 @@ flush_nodes(Oid userid, Oid dbid, int64 queryid, const JpStoreNodes *nodes)
 		n->jit_self_samples += d->jit_self_samples;
 		n->jit_compile_samples += d->jit_compile_samples;
 	}
+	return true;
 }
 
 /*
@@ -199,11 +201,17 @@ flush_nodes(Oid userid, Oid dbid, int64 queryid, const JpStoreNodes *nodes)
  * the execution's own and those of statements nested in it, all stored
  * under "queryid" so that a query's functions add up within its samples.
  * "count_execution" counts one execution, creating the query's row if need
- * be, so that executions agree with pg_stat_statements' calls.
+ * be, so that executions agree with pg_stat_statements' calls.  "node_data"
+ * says that the execution's plan was watched for the plan-node profile: its
+ * samples, and the execution, are counted apart as well (node_samples,
+ * node_executions), so that the nodes' shares are taken of the executions
+ * that had plan-node data only; a flush whose node counts found no room is
+ * not counted there.
  */
 void
 jp_store_flush(Oid userid, Oid dbid, int64 queryid, bool count_execution,
-			   int64 query_samples, const JpStoreDelta *deltas, int ndeltas,
+			   int64 query_samples, bool node_data,
+			   const JpStoreDelta *deltas, int ndeltas,
 			   const JpSamplerHealth *health, const JpStoreNodes *nodes,
 			   const JpStoreSteps *steps)
 {
@@ -246,8 +254,13 @@ jp_store_flush(Oid userid, Oid dbid, int64 queryid, bool count_execution,
 		entry->query_samples += query_samples;
 		entry->last_seen = now;
 		/* node samples are a part of the query's, so only with its row */
-		if (nodes != NULL)
-			flush_nodes(userid, dbid, queryid, nodes);
+		if ((nodes == NULL || flush_nodes(userid, dbid, queryid, nodes)) &&
+			node_data)
+		{
+			if (count_execution)
+				entry->node_executions++;
+			entry->node_samples += query_samples;
+		}
 	}
 
 	for (int i = 0; i < ndeltas; i++)

@@ -310,8 +310,79 @@ explain_node(ReturnSetInfo *rsinfo, ExplainNode *nodes, int at,
 }
 
 /*
+ * The first lines of the report: the query's samples and executions that
+ * had plan-node data, and those that had none.  Returns false when there
+ * is nothing more to say: the query is unknown (to this reader), or none of
+ * its executions had plan-node data, which a NOTICE then names the setting
+ * for.
+ */
+static bool
+explain_header(ReturnSetInfo *rsinfo, int64 queryid, const QueryRow *qs,
+			   int nq, bool all, Oid me, int nnodes, int64 *qsamples,
+			   StringInfo line)
+{
+	bool		known = false;
+	int64		executions = 0;
+	int64		all_samples = 0;
+	int64		all_executions = 0;
+	int64		other_samples;
+	int64		other_executions;
+
+	*qsamples = 0;
+	for (int i = 0; i < nq; i++)
+	{
+		if (!(all || qs[i].key.userid == me))
+			continue;
+		known = true;
+		*qsamples += qs[i].node_samples;
+		executions += qs[i].node_executions;
+		all_samples += qs[i].query_samples;
+		all_executions += qs[i].executions;
+	}
+	other_samples = Max(all_samples - *qsamples, 0);
+	other_executions = Max(all_executions - executions, 0);
+
+	if (!known)
+	{
+		appendStringInfo(line, "query " INT64_FORMAT ": no JIT execution of this query is in jitprof's statistics",
+						 queryid);
+		jp_put_text_row(rsinfo, line->data);
+		return false;
+	}
+	if (nnodes == 0 && *qsamples == 0 && executions == 0)
+	{
+		appendStringInfo(line, "query " INT64_FORMAT ": " INT64_FORMAT " samples in " INT64_FORMAT " executions, none with plan-node data",
+						 queryid, all_samples, all_executions);
+		jp_put_text_row(rsinfo, line->data);
+		ereport(NOTICE,
+				(errmsg("there is no plan-node data for this query"),
+				 errdetail_plural("Its %lld execution ran without the plan-node profile.",
+								  "Its %lld executions ran without the plan-node profile.",
+								  (unsigned long) all_executions,
+								  (long long) all_executions),
+				 errhint("Set jitprof.plan_nodes to on, as a superuser, and run the query again.")));
+		return false;
+	}
+
+	appendStringInfo(line, "query " INT64_FORMAT ": " INT64_FORMAT " samples in " INT64_FORMAT " executions",
+					 queryid, *qsamples, executions);
+	jp_put_text_row(rsinfo, line->data);
+	if (other_samples > 0 || other_executions > 0)
+	{
+		resetStringInfo(line);
+		appendStringInfo(line, "not counted below: " INT64_FORMAT " executions (" INT64_FORMAT " samples) without plan-node data",
+						 other_executions, other_samples);
+		jp_put_text_row(rsinfo, line->data);
+	}
+	return true;
+}
+
+/*
  * The plan of one query as EXPLAIN lays it out, each node annotated with
- * its share of the query's samples: self, total, JIT code, JIT compile.
+ * its share of the samples of the query's executions that had plan-node
+ * data: self, total, JIT code, JIT compile.  The first lines say how many
+ * executions had none; an unknown query, or one without plan-node data,
+ * gets one line saying so (and the latter a NOTICE naming the setting).
  */
 Datum
 jitprof_explain_1_1(PG_FUNCTION_ARGS)
@@ -325,7 +396,6 @@ jitprof_explain_1_1(PG_FUNCTION_ARGS)
 	ExplainNode *nodes;
 	int			n = 0;
 	int64		qsamples = 0;
-	int64		executions = 0;
 	int64		self_sum = 0;
 	bool		all = jp_reader_sees_all();
 	Oid			me = GetUserId();
@@ -339,13 +409,6 @@ jitprof_explain_1_1(PG_FUNCTION_ARGS)
 
 	rows = jp_plan_rows_copy(true, queryid, &nrows, &qs, &nq);
 	nodes = palloc0(sizeof(ExplainNode) * Max(nrows, 1));
-	for (int i = 0; i < nq; i++)
-	{
-		if (!(all || qs[i].key.userid == me))
-			continue;
-		qsamples += qs[i].query_samples;
-		executions += qs[i].executions;
-	}
 
 	/* the nodes in the order their plan_node_id first occurs in the rows */
 	ctl.keysize = sizeof(int32);
@@ -383,14 +446,13 @@ jitprof_explain_1_1(PG_FUNCTION_ARGS)
 		nodes[k].compile += r->e.jit_compile_samples;
 		self_sum += r->e.self_samples;
 	}
-	if (n == 0)
-		return (Datum) 0;
-	find_top_steps(nodes, n, queryid, all, me);
 
 	initStringInfo(&line);
-	appendStringInfo(&line, "query " INT64_FORMAT ": " INT64_FORMAT " samples in " INT64_FORMAT " executions",
-					 queryid, qsamples, executions);
-	jp_put_text_row(rsinfo, line.data);
+	if (!explain_header(rsinfo, queryid, qs, nq, all, me, n, &qsamples,
+						&line))
+		return (Datum) 0;
+	if (n > 0)
+		find_top_steps(nodes, n, queryid, all, me);
 
 	/*
 	 * Each node's parent among the nodes (a node is not its own), and its

@@ -9,6 +9,9 @@
  * samples and the plan's shape; a node's total (the sum of self over its
  * subtree) and the query's "outside any node" row are computed here, so
  * that a query's nodes and that row add up to its samples exactly.
+ * A query's samples here are those of its executions that had plan-node
+ * data (JpStoreEntry.node_samples): executions run with jitprof.plan_nodes
+ * off add to jitprof_queries, not to any node or to "outside any node".
  *
  * Contract: each function of the three files works on copies of the store's
  * entries and plan-node rows, each taken under the lock in shared mode, in
@@ -243,6 +246,8 @@ jp_plan_rows_copy_after(const JpStoreEntry *entries, int64 nentries,
 		qs[qcount].key = entry->key;
 		qs[qcount].executions = entry->executions;
 		qs[qcount].query_samples = entry->query_samples;
+		qs[qcount].node_executions = entry->node_executions;
+		qs[qcount].node_samples = entry->node_samples;
 		qcount++;
 	}
 
@@ -266,7 +271,7 @@ jp_plan_rows_copy_after(const JpStoreEntry *entries, int64 nentries,
 		if (q < qcount &&
 			query_order(qs[q].key.userid, qs[q].key.dbid, qs[q].key.queryid,
 						key->userid, key->dbid, key->queryid) == 0)
-			qsamples = qs[q].query_samples;
+			qsamples = qs[q].node_samples;
 		for (int k = i; k < j; k++)
 			rows[k].query_samples = qsamples;
 		subtree_totals(rows + i, j - i, work, work + (j - i),

@@ -24,7 +24,7 @@ typedef struct NodeRow
 {
 	JpStoreNodeEntry e;
 	int64		total_samples;
-	int64		query_samples;
+	int64		query_samples;	/* of the executions with plan-node data */
 	bool		visible;
 	int			up;				/* its parent's row, or -1 */
 } NodeRow;
@@ -35,6 +35,8 @@ typedef struct QueryRow
 	JpStoreKey	key;
 	int64		executions;
 	int64		query_samples;
+	int64		node_executions;	/* those with plan-node data */
+	int64		node_samples;	/* their samples */
 } QueryRow;
 
 /* plan_nodes.c */

@@ -89,6 +89,9 @@ jitprof_status_1_0(PG_FUNCTION_ARGS)
 	const JitprofFileCounters *jitdump = jp_jitdump_counters();
 	const JitprofUnwindCounters *unwind = jp_jitdump_unwind_counters();
 	const JitprofStepCounters *steps = jp_steps_counters();
+	uint64		kept_maps;
+	uint64		kept_bytes;
+	uint64		kept_removed;
 
 	InitMaterializedSRF(fcinfo, 0);
 	Assert(rsinfo->setDesc->natts == STATUS_COLS);
@@ -134,6 +137,10 @@ jitprof_status_1_0(PG_FUNCTION_ARGS)
 				   perf_map->dropped);
 	put_status_u64(rsinfo, "perf_map_conflicts",
 				   perf_map->conflicts);
+	jp_perf_map_kept(&kept_maps, &kept_bytes, &kept_removed);
+	put_status_u64(rsinfo, "perf_maps_kept", kept_maps);
+	put_status_u64(rsinfo, "perf_maps_kept_bytes", kept_bytes);
+	put_status_u64(rsinfo, "perf_maps_removed", kept_removed);
 	put_status_u64(rsinfo, "jitdump_bytes", jitdump->bytes);
 	put_status_u64(rsinfo, "jitdump_records", jitdump->records);
 	put_status_u64(rsinfo, "jitdump_records_dropped",

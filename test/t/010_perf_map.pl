@@ -1,6 +1,8 @@
 # The perf map sink: perf report shows jitprof's names for a JIT-heavy query
 # with a real share of the samples, names are the same on every execution,
-# the map is removed at exit unless kept, a stale map of our own is
+# the map is removed at exit with jitprof.perf_map_keep_files = 0 (018
+# tests the maps kept by default) unless jitprof.perf_map_keep is on, a
+# stale map of our own is
 # truncated, and a symlink or directory planted at /tmp/perf-<pid>.map is
 # never written through.
 use strict;
@@ -13,7 +15,8 @@ use JitprofTest;
 use JitprofPerf;
 
 my $tmp = PostgreSQL::Test::Utils::tempdir;
-my $node = jitprof_node('perf_map');
+my $node = jitprof_node('perf_map',
+	conf => "jitprof.perf_map_keep_files = 0\n");
 my $heavy = heavy_table($node, 1_000_000);
 my $qid = query_id($node, $heavy);
 my $small = 'SELECT sum(g) FROM generate_series(1, 100) g';
