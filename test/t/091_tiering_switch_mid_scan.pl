@@ -111,6 +111,23 @@ like($err_err, qr/ERROR:  division by zero/, 'error after the switch: the query\
 is($err_run->[0], $expected, 'error after the switch: the next query runs');
 is($err_run->[1], '0', 'error after the switch: every object was freed');
 
+# a cursor fetched in parts across the switch: the interpreter's rows
+my $cursor = "BEGIN; DECLARE c CURSOR FOR SELECT a * 3, b FROM t WHERE b % 7 = 1;\n"
+  . join('', map { "FETCH 1500 c;\n" } 1 .. 6) . "COMMIT";
+my ($c_off) = session(['jit = off'], $cursor);
+my ($c_tier, $c_err) = session(['jitprof.tiering = on', 'jitprof.tiering_threshold = 2000',
+	'client_min_messages = debug1'], $cursor);
+cmp_ok(scalar(@$c_off), '>', 5000, 'cursor: rows fetched');
+ok(join("\n", @$c_tier) eq join("\n", @$c_off), 'cursor fetched across the switch: the interpreter\'s rows');
+like($c_err, qr/jitprof tiering: round 1 after 2001 evaluations/, 'cursor: the switch happened while fetching');
+
+# plain EXPLAIN evaluates nothing, so tiering compiles nothing
+my ($x_eager) = session([], "EXPLAIN $scan");
+my ($x_tier) = session(['jitprof.tiering = on', 'jitprof.tiering_threshold = 0'], "EXPLAIN $scan", $linked);
+like(join("\n", @$x_eager), qr/JIT:/, 'EXPLAIN, eager: a JIT section');
+unlike(join("\n", @$x_tier), qr/JIT:/, 'EXPLAIN, tiered: no JIT section');
+is($x_tier->[-1], '0', 'EXPLAIN, tiered: nothing linked');
+
 # jit = off is respected with tiering on
 my ($nojit, $nojit_err) = session(['jit = off', 'jitprof.tiering = on', 'jitprof.tiering_threshold = 0',
 	'client_min_messages = debug1'], $scan, $linked);
