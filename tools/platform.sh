@@ -206,9 +206,12 @@ for d in /dev /dev/pts /dev/shm /tmp; do
 done
 
 # A copy, not a bind mount: the build inside writes objects for another
-# PostgreSQL and LLVM, which must not land in the host's tree.
+# PostgreSQL and LLVM, which must not land in the host's tree.  The objects
+# an earlier run left there are deleted too (--delete-excluded): they may
+# come from another tree, built after this tree's sources were last changed,
+# and make would then keep them.
 mkdir -p "$dir/build/jitprof"
-rsync -a --delete --exclude .git --exclude /dist --exclude '*.o' --exclude '*.so' \
+rsync -a --delete --delete-excluded --exclude .git --exclude /dist --exclude '*.o' --exclude '*.so' \
 	--exclude src/names/eeop_names.h "$top"/ "$dir/build/jitprof/"
 
 # tools/test.sh's settings; the others stay outside
