@@ -46,7 +46,6 @@ is($off_status->{objects_linked}, '0', 'jit = off with tiering on compiles nothi
 my @runs = (
 	[ 'switch at the first evaluation', ['jitprof.tiering_threshold = 0'] ],
 	[ 'switch after 1 evaluation', ['jitprof.tiering_threshold = 1'] ],
-	[ 'switch after 7 evaluations', ['jitprof.tiering_threshold = 7'] ],
 	[ 'switch after 100 evaluations', ['jitprof.tiering_threshold = 100'] ],
 	[ 'switch after 3000 evaluations, unoptimized',
 		['jitprof.tiering_threshold = 3000', 'jit_optimize_above_cost = -1', 'jit_inline_above_cost = -1'] ],
