@@ -41,6 +41,7 @@ OBJS = \
 	src/provider/provider.o \
 	src/provider/llvm_library.o \
 	src/provider/got_patch.o \
+	src/provider/tiering.o \
 	src/views/hotspots.o \
 	src/views/hotspot_steps.o \
 	src/views/plan_nodes.o \

@@ -18,7 +18,9 @@
  * The compile_expr wrapper sees each expression right after llvmjit has
  * generated its functions and before they are optimized and emitted: it names
  * them (naming.c) and asks for frame pointers so that profilers can unwind
- * through JIT frames (through jitprof_llvm.so, which calls LLVM).
+ * through JIT frames (through jitprof_llvm.so, which calls LLVM).  With
+ * jitprof.tiering on, it hands the expression to tiering.c instead, which
+ * calls the same compile later, for the expressions that have run.
  *
  * Copyright (c) 2026, The jitprof Developers
  * Distributed under the PostgreSQL License (the file LICENSE).
@@ -53,6 +55,7 @@ static JitProviderCallbacks llvmjit_callbacks;
 #define MAX_FUNCTIONS_PER_EXPR 64
 
 static bool jp_compile_expr(ExprState *state);
+static bool compile_now(ExprState *state, ExprStateEvalFunc *llvmjit_entry);
 static void jp_release_context(JitContext *context);
 static void jp_reset_after_error(void);
 static char *jp_llvmjit_path(const char *name);
@@ -151,6 +154,7 @@ jp_provider_init(void)
 							   PGC_SUSET,
 							   0,
 							   check_llvmjit_library, NULL, NULL);
+	jp_tiering_define_gucs();
 }
 
 /* true once this backend uses jitprof as its JIT provider */
@@ -432,8 +436,31 @@ watch_first_evaluation(ExprState *state)
 	state->evalfunc_private = first;
 }
 
+static void
+reset_llvmjit_after_error(void)
+{
+	llvmjit_callbacks.reset_after_error();
+}
+
+static const JpTieringCompiler tiering_compiler = {
+	.compile = compile_now,
+	.reset_after_error = reset_llvmjit_after_error,
+};
+
 static bool
 jp_compile_expr(ExprState *state)
+{
+	if (jitprof_tiering)
+		return jp_tiering_defer(state, &tiering_compiler);
+	return compile_now(state, NULL);
+}
+
+/*
+ * Compile one expression with llvmjit, now, and name its functions.  If
+ * llvmjit_entry is not NULL, it is set to the evalfunc llvmjit installed.
+ */
+static bool
+compile_now(ExprState *state, ExprStateEvalFunc *llvmjit_entry)
 {
 	EState	   *estate = state->parent->state;
 	LLVMJitContext *context;
@@ -470,6 +497,8 @@ jp_compile_expr(ExprState *state)
 		warned = true;
 	}
 
+	if (llvmjit_entry != NULL)
+		*llvmjit_entry = state->evalfunc;
 	watch_first_evaluation(state);
 
 	context = (LLVMJitContext *) estate->es_jit;

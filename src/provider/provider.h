@@ -10,6 +10,8 @@
  *	  llvm_library.c  loads jitprof_llvm.so and hands it the registry
  *	                  (link layer) and the settings
  *	  got_patch.c     rebinds llvmjit.so's object-layer calls
+ *	  tiering.c       tiered JIT: expressions run interpreted first and are
+ *	                  compiled by provider.c's compile, handed in
  *
  * The provider is the top of the compile path: it calls down into the
  * sampler, the link and the names layers, and nothing below calls it.
@@ -40,6 +42,24 @@ extern PGDLLEXPORT void _PG_jit_provider_init(JitProviderCallbacks *cb);
 /* llvm_library.c: jitprof_llvm.so, once loaded in this backend (or NULL) */
 extern const JitprofLlvmTable *jp_llvm_load(void);
 extern const JitprofLlvmTable *jp_llvm_loaded(void);
+
+/*
+ * tiering.c.  What it needs of provider.c is handed to it: "compile" is the
+ * eager compile of one expression (llvmjit's, named); it sets *llvmjit_entry
+ * to the evalfunc llvmjit installed, which emits the module on its first call.
+ */
+typedef struct JpTieringCompiler
+{
+	bool		(*compile) (ExprState *state, ExprStateEvalFunc *llvmjit_entry);
+	void		(*reset_after_error) (void);
+} JpTieringCompiler;
+
+extern bool jitprof_tiering;
+extern int	jitprof_tiering_threshold;
+extern bool jitprof_debug_fail_tiering;
+extern void jp_tiering_define_gucs(void);
+extern bool jp_tiering_defer(ExprState *state,
+							 const JpTieringCompiler *compiler);
 
 /* got_patch.c */
 extern bool jp_got_patch(const void *code, const char *library,

@@ -1,0 +1,405 @@
+/*-------------------------------------------------------------------------
+ *
+ * tiering.c
+ *	  Tiered JIT: run a query's expressions interpreted first, and compile
+ *	  the ones that have run when the query has done enough work.
+ *
+ * With jitprof.tiering on, the provider's compile_expr callback hands each
+ * expression here instead of to llvmjit.  ExecReadyExpr calls that callback
+ * only for plans with PGJIT_PERFORM and PGJIT_EXPR (so a session's jit = off
+ * is respected), and skips ExecReadyInterpretedExpr when it returns true.
+ * So jp_tiering_defer() makes the expression ready for the interpreter
+ * itself, installs tiered_eval() as its evalfunc, and returns true.
+ *
+ * tiered_eval() counts the evaluations of the query's interpreted
+ * expressions.  When the count passes jitprof.tiering_threshold, a round
+ * compiles the expressions that have run since the last round, together:
+ * llvmjit generates each one's functions (and their deform functions) into
+ * its current module, which is emitted once, at the first compiled call.
+ * Expressions that never ran are never compiled; one that runs for the
+ * first time after a round waits for the next round.  An expression is
+ * switched between two of its calls: a frame of the interpreter that is
+ * running it meanwhile goes on with the same steps, which llvmjit only
+ * reads.
+ *
+ * ExecReadyInterpretedExpr installs ExecInterpExprStillValid, which checks
+ * the expression on its first call and then overwrites state->evalfunc with
+ * the interpreter's function (kept in evalfunc_private).  tiered_eval keeps
+ * that function in its own struct and does the check itself, so it stays
+ * installed and never writes state->evalfunc on an interpreted call.
+ *
+ * A compile that fails (while generating code, or while emitting it at the
+ * first compiled call, before that call has begun to evaluate) leaves the
+ * query interpreted, with one WARNING.  A cancel is not caught.  An error
+ * after the switch ends the query as with eager JIT: the resource owner
+ * releases the JIT context and its code.
+ *
+ * Memory: the per-query state and the per-expression structs live in the
+ * query's es_query_cxt and are freed with it; a memory context callback
+ * unlinks the query from the list of live ones.
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include "executor/execExpr.h"
+#include "nodes/execnodes.h"
+#include "utils/guc.h"
+#include "utils/resowner.h"
+
+#include "provider/provider.h"
+
+/* GUCs */
+bool		jitprof_tiering = false;
+int			jitprof_tiering_threshold = 10000;
+bool		jitprof_debug_fail_tiering = false;
+
+typedef enum TierMode
+{
+	TIER_INTERPRETED,			/* counting, interpreted */
+	TIER_PENDING,				/* compiled in a round, not yet called */
+	TIER_COMPILED,				/* tiered_eval is out of the way */
+	TIER_NEVER					/* llvmjit declined it: interpreted for good */
+} TierMode;
+
+typedef struct TieringQuery TieringQuery;
+
+typedef struct TieredExpr
+{
+	TieringQuery *query;
+	ExprState  *state;
+	TierMode	mode;
+	bool		checked;		/* CheckExprStillValid done */
+	uint64		evaluations;	/* interpreted, since the last round */
+	int			round;			/* the round that compiled it */
+	ExprStateEvalFunc interp_func;	/* the interpreter's function */
+	void	   *interp_private;
+	ExprStateEvalFunc compiled_func;	/* the provider's entry */
+	void	   *compiled_private;
+	ExprStateEvalFunc llvmjit_entry;	/* llvmjit's entry, which emits */
+	struct TieredExpr *next;
+} TieredExpr;
+
+struct TieringQuery
+{
+	EState	   *estate;
+	ResourceOwner owner;		/* current when the query was set up */
+	const JpTieringCompiler *compiler;
+	uint64		threshold;
+	uint64		evaluations;	/* interpreted, since the last round */
+	int			rounds;			/* rounds started */
+	int			emitted_round;	/* the last round known emitted */
+	bool		failed;			/* a compile failed: interpreted for good */
+	TieredExpr *exprs;			/* in the order they were initialized */
+	TieredExpr **exprs_tail;
+	MemoryContextCallback callback;
+	TieringQuery *next;
+};
+
+/* the queries of this backend with tiered expressions, innermost first */
+static TieringQuery *live_queries = NULL;
+
+static Datum tiered_eval(ExprState *state, ExprContext *econtext,
+						 bool *isNull);
+
+void
+jp_tiering_define_gucs(void)
+{
+	DefineCustomBoolVariable("jitprof.tiering",
+							 "Runs JIT queries interpreted first and compiles the expressions that have run once the query has done enough work.",
+							 "Takes effect for queries started after it is set (doc/tiering.md).",
+							 &jitprof_tiering,
+							 false,
+							 PGC_USERSET,
+							 0,
+							 NULL, NULL, NULL);
+
+	DefineCustomIntVariable("jitprof.tiering_threshold",
+							"Sets the number of interpreted expression evaluations of a query after which tiering compiles.",
+							"Counted over the query's interpreted expressions; 0 compiles at the first evaluation.",
+							&jitprof_tiering_threshold,
+							10000,
+							0,
+							INT_MAX,
+							PGC_USERSET,
+							0,
+							NULL, NULL, NULL);
+
+	DefineCustomBoolVariable("jitprof.debug_fail_tiering",
+							 "Makes the first compiled call of each tiering round fail, so that the query goes on interpreted (for testing).",
+							 NULL,
+							 &jitprof_debug_fail_tiering,
+							 false,
+							 PGC_SUSET,
+							 GUC_NOT_IN_SAMPLE,
+							 NULL, NULL, NULL);
+}
+
+/* es_query_cxt is going away: forget its query */
+static void
+forget_query(void *arg)
+{
+	TieringQuery *query = (TieringQuery *) arg;
+	TieringQuery **link = &live_queries;
+
+	while (*link != NULL)
+	{
+		if (*link == query)
+		{
+			*link = query->next;
+			return;
+		}
+		link = &(*link)->next;
+	}
+}
+
+static TieringQuery *
+query_of(EState *estate, const JpTieringCompiler *compiler)
+{
+	TieringQuery *query;
+
+	for (query = live_queries; query != NULL; query = query->next)
+		if (query->estate == estate)
+			return query;
+
+	query = MemoryContextAllocZero(estate->es_query_cxt, sizeof(TieringQuery));
+	query->estate = estate;
+	query->owner = CurrentResourceOwner;
+	query->compiler = compiler;
+	query->threshold = (uint64) jitprof_tiering_threshold;
+	query->exprs_tail = &query->exprs;
+	query->callback.func = forget_query;
+	query->callback.arg = query;
+	MemoryContextRegisterResetCallback(estate->es_query_cxt, &query->callback);
+	query->next = live_queries;
+	live_queries = query;
+	return query;
+}
+
+/*
+ * The provider's compile_expr with tiering on: make STATE ready for the
+ * interpreter and count its evaluations.  Returns true, as ExecReadyExpr
+ * then must not ready it again.
+ */
+bool
+jp_tiering_defer(ExprState *state, const JpTieringCompiler *compiler)
+{
+	EState	   *estate = state->parent->state;
+	TieringQuery *query;
+	TieredExpr *te;
+
+	ExecReadyInterpretedExpr(state);
+
+	/*
+	 * tiered_eval relies on what ExecInterpExprStillValid does; anything else
+	 * installed here stays interpreted, untouched.
+	 */
+	if (state->evalfunc != ExecInterpExprStillValid ||
+		state->evalfunc_private == NULL)
+		return true;
+
+	query = query_of(estate, compiler);
+	te = MemoryContextAllocZero(estate->es_query_cxt, sizeof(TieredExpr));
+	te->query = query;
+	te->state = state;
+	te->mode = TIER_INTERPRETED;
+	te->interp_func = (ExprStateEvalFunc) state->evalfunc_private;
+	te->interp_private = state->evalfunc_private;
+	*query->exprs_tail = te;
+	query->exprs_tail = &te->next;
+
+	state->evalfunc = tiered_eval;
+	state->evalfunc_private = te;
+	return true;
+}
+
+/* Report a caught compile error once for the query, as a WARNING. */
+static void
+report_failure(TieringQuery *query, MemoryContext cxt)
+{
+	ErrorData  *edata;
+
+	MemoryContextSwitchTo(cxt);
+	edata = CopyErrorData();
+
+	/* a cancel or a shutdown is not a failed compile */
+	if (ERRCODE_TO_CATEGORY(edata->sqlerrcode) == ERRCODE_OPERATOR_INTERVENTION)
+		PG_RE_THROW();
+
+	FlushErrorState();
+	query->compiler->reset_after_error();
+	query->failed = true;
+	ereport(WARNING,
+			(errcode(edata->sqlerrcode),
+			 errmsg("tiered JIT compilation failed, so the query goes on interpreted"),
+			 errdetail_internal("%s", edata->message),
+			 errhint("Set jitprof.tiering to off to compile JIT queries before they run.")));
+	FreeErrorData(edata);
+}
+
+/* Put every expression of ROUND back to interpreted, for good. */
+static void
+revert_round(TieringQuery *query, int round)
+{
+	for (TieredExpr *te = query->exprs; te != NULL; te = te->next)
+	{
+		if (te->round != round ||
+			(te->mode != TIER_PENDING && te->mode != TIER_COMPILED))
+			continue;
+		te->mode = TIER_INTERPRETED;
+		te->state->evalfunc = tiered_eval;
+		te->state->evalfunc_private = te;
+	}
+}
+
+/*
+ * Compile the expressions of QUERY that have run since the last round,
+ * into llvmjit's current module.  Their code is emitted at the first
+ * compiled call of one of them (first_compiled_call).
+ */
+static void
+compile_round(TieringQuery *query)
+{
+	MemoryContext oldcxt;
+	ResourceOwner oldowner = CurrentResourceOwner;
+	int			round = ++query->rounds;
+	int32		compiling = jp_sampler_compile_begin(NULL);
+	int			compiled = 0;
+	int			never_ran = 0;
+	uint64		evaluations = query->evaluations;
+
+	query->evaluations = 0;
+
+	/*
+	 * llvmjit allocates its per-expression state in the current memory
+	 * context, and registers the JIT context with the current resource owner:
+	 * those of the query, as when it compiles eagerly.
+	 */
+	oldcxt = MemoryContextSwitchTo(query->estate->es_query_cxt);
+	CurrentResourceOwner = query->owner;
+
+	PG_TRY();
+	{
+		for (TieredExpr *te = query->exprs; te != NULL; te = te->next)
+		{
+			ExprState  *state = te->state;
+
+			if (te->mode != TIER_INTERPRETED)
+				continue;
+			if (te->evaluations == 0)
+			{
+				never_ran++;
+				continue;
+			}
+			te->evaluations = 0;
+			te->round = round;
+			if (query->compiler->compile(state, &te->llvmjit_entry))
+			{
+				te->compiled_func = state->evalfunc;
+				te->compiled_private = state->evalfunc_private;
+				te->mode = TIER_PENDING;
+				compiled++;
+			}
+			else
+				te->mode = TIER_NEVER;
+			state->evalfunc = tiered_eval;
+			state->evalfunc_private = te;
+		}
+	}
+	PG_CATCH();
+	{
+		CurrentResourceOwner = oldowner;
+		jp_sampler_compile_end(compiling);
+		report_failure(query, oldcxt);
+
+		/* this round's expressions, the one that failed too, interpreted */
+		for (TieredExpr *te = query->exprs; te != NULL; te = te->next)
+		{
+			if (te->round != round)
+				continue;
+			te->mode = TIER_INTERPRETED;
+			te->state->evalfunc = tiered_eval;
+			te->state->evalfunc_private = te;
+		}
+		return;
+	}
+	PG_END_TRY();
+
+	CurrentResourceOwner = oldowner;
+	MemoryContextSwitchTo(oldcxt);
+
+	ereport(DEBUG1,
+			(errmsg_internal("jitprof tiering: round %d after %llu evaluations compiled %d expressions, %d not run yet",
+							 round, (unsigned long long) evaluations,
+							 compiled, never_ran)));
+}
+
+/*
+ * The first call of a compiled expression: the first one of its round emits
+ * the round's module.  If that fails before the compiled code has begun to
+ * run (state->evalfunc is still an entry that emits), the round goes back
+ * to the interpreter, which evaluates this call.
+ */
+static Datum
+first_compiled_call(TieredExpr *te, ExprContext *econtext, bool *isNull)
+{
+	ExprState  *state = te->state;
+	TieringQuery *query = te->query;
+	MemoryContext cxt = CurrentMemoryContext;
+	int32		compiling = jp_sampler_compile_begin(NULL);
+	Datum		result;
+
+	state->evalfunc = te->compiled_func;
+	state->evalfunc_private = te->compiled_private;
+	te->mode = TIER_COMPILED;
+
+	if (te->round <= query->emitted_round)
+		return state->evalfunc(state, econtext, isNull);
+
+	PG_TRY();
+	{
+		if (jitprof_debug_fail_tiering)
+			elog(ERROR, "failure of tiered compilation injected by jitprof.debug_fail_tiering");
+		result = state->evalfunc(state, econtext, isNull);
+	}
+	PG_CATCH();
+	{
+		if (state->evalfunc != te->compiled_func &&
+			state->evalfunc != te->llvmjit_entry)
+			PG_RE_THROW();
+		jp_sampler_compile_end(compiling);
+		report_failure(query, cxt);
+		revert_round(query, te->round);
+		return tiered_eval(state, econtext, isNull);
+	}
+	PG_END_TRY();
+
+	if (query->emitted_round < te->round)
+		query->emitted_round = te->round;
+	return result;
+}
+
+static Datum
+tiered_eval(ExprState *state, ExprContext *econtext, bool *isNull)
+{
+	TieredExpr *te = (TieredExpr *) state->evalfunc_private;
+	TieringQuery *query = te->query;
+
+	if (te->mode == TIER_INTERPRETED && !query->failed)
+	{
+		te->evaluations++;
+		if (++query->evaluations > query->threshold)
+			compile_round(query);
+	}
+
+	if (te->mode == TIER_PENDING)
+		return first_compiled_call(te, econtext, isNull);
+
+	/* what ExecInterpExprStillValid does, without replacing evalfunc */
+	if (!te->checked)
+	{
+		CheckExprStillValid(state, econtext);
+		te->checked = true;
+	}
+	return te->interp_func(state, econtext, isNull);
+}
