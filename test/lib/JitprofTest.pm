@@ -5,6 +5,10 @@
 # jit_provider, JIT forced for every query), plus any extra settings given,
 # with the extension created in database "postgres".
 #
+# corpus_database() and run_corpus() run the correctness corpus
+# (test/corpus) under given settings, for the tests that compare its output
+# with the interpreter's.
+#
 # kill_backend() is how a test kills a server process on purpose: tools/test.sh
 # fails a run whose server logs show a process killed by a signal, unless
 # the test declared that PID and signal (test/lib/JitprofCrashes.pm).
@@ -21,7 +25,8 @@ use JitprofCrashes qw(expect_signal);
 
 our @EXPORT = qw(jitprof_node jitprof_conf status_value build_test_module
   maps_of pkglibdir kill_backend llvm_config llvm_tool llvmjit_libllvm
-  background_session seqscan_calls_execscan strict_call2_step gdb_prologue);
+  background_session seqscan_calls_execscan strict_call2_step gdb_prologue
+  corpus_database run_corpus);
 
 # The regression suite's settings, as a string for append_conf.
 sub jitprof_conf
@@ -166,6 +171,47 @@ sub build_test_module
 	  run_command([ "$src/tools/build_test_module.sh", $name, $dir, @extra ]);
 	die "could not build test module $name: $stderr" unless -f "$dir/$name.so";
 	return "$dir/$name.so";
+}
+
+# The correctness corpus's query files, in the order they run.
+my @corpus_files =
+  map { ($ENV{JITPROF_SRC} // '.') . "/test/corpus/$_.sql" }
+  qw(tpch expressions joins);
+
+# Create database "corpus" on $node, with the corpus's tables (loaded
+# interpreted) and the extension.
+sub corpus_database
+{
+	my ($node) = @_;
+	my $schema = ($ENV{JITPROF_SRC} // '.') . '/test/corpus/schema.sql';
+	$node->safe_psql('postgres', 'CREATE DATABASE corpus');
+	$node->safe_psql('corpus',
+		"SET jit = off;\n\\i $schema\nCREATE EXTENSION jitprof;");
+	return;
+}
+
+# Run the whole corpus in one session of $node's database "corpus" after
+# "SET" of each of @$settings; return its query output, its errors, and that
+# session's jitprof_status afterwards as a hash, with the counts of its
+# deform functions, of its recent functions, and of those not named from
+# the plan (deform_functions, recent_functions, unnamed_functions).
+sub run_corpus
+{
+	my ($node, $settings) = @_;
+	my $marker = '==jitprof status==';
+	my $script = join('', map { "SET $_;\n" } @$settings)
+	  . join('', map { "\\i $_\n" } @corpus_files)
+	  . "\\echo $marker\n"
+	  . "SELECT name || '=' || value FROM jitprof_status;\n"
+	  . "SELECT 'deform_functions=' || count(*) FROM jitprof_functions WHERE role LIKE 'deform%';\n"
+	  . "SELECT 'recent_functions=' || count(*) FROM jitprof_functions;\n"
+	  . "SELECT 'unnamed_functions=' || count(*) FROM jitprof_functions\n"
+	  . "  WHERE llvm_name ~ '^(evalexpr|deform)_' AND (role = 'helper' OR symbol !~ '^q-?\\d+#\\d+_');\n";
+	my ($ret, $stdout, $stderr) =
+	  $node->psql('corpus', $script, on_error_stop => 0);
+	my ($output, $status) = split /^\Q$marker\E\n/m, $stdout, 2;
+	my %status = map { split /=/, $_, 2 } split /\n/, $status // '';
+	return ($output, $stderr, \%status);
 }
 
 1;

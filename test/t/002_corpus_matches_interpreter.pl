@@ -10,8 +10,6 @@ use PostgreSQL::Test::Utils;
 use Test::More;
 use JitprofTest;
 
-my $corpus = ($ENV{JITPROF_SRC} // '.') . '/test/corpus';
-my @files = map { "$corpus/$_.sql" } qw(tpch expressions joins);
 
 # jitprof.conf forces JIT (all three cost thresholds at 0) and keeps
 # parallel query off, so that plans do not depend on worker timing.
@@ -20,32 +18,9 @@ my $node = jitprof_node('corpus');
 # so that the linker reads every object's .eh_frame
 my $jd = PostgreSQL::Test::Utils::tempdir;
 my @jitdump = ('jitprof.perf_jitdump = on', "jitprof.jitdump_dir = '$jd'");
-$node->safe_psql('postgres', 'CREATE DATABASE corpus');
-$node->safe_psql('corpus', "SET jit = off;\n\\i $corpus/schema.sql\nCREATE EXTENSION jitprof;");
+corpus_database($node);
 
-my $status_marker = '==jitprof status==';
-
-# Run the whole corpus in one session after "settings"; return its query
-# output, its errors, and that session's jitprof_status afterwards.
-sub run_corpus
-{
-	my ($settings) = @_;
-	my $script = join('', map { "SET $_;\n" } @$settings)
-	  . join('', map { "\\i $_\n" } @files)
-	  . "\\echo $status_marker\n"
-	  . "SELECT name || '=' || value FROM jitprof_status;\n"
-	  . "SELECT 'deform_functions=' || count(*) FROM jitprof_functions WHERE role LIKE 'deform%';\n"
-	  . "SELECT 'recent_functions=' || count(*) FROM jitprof_functions;\n"
-	  . "SELECT 'unnamed_functions=' || count(*) FROM jitprof_functions\n"
-	  . "  WHERE llvm_name ~ '^(evalexpr|deform)_' AND (role = 'helper' OR symbol !~ '^q-?\\d+#\\d+_');\n";
-	my ($ret, $stdout, $stderr) =
-	  $node->psql('corpus', $script, on_error_stop => 0);
-	my ($output, $status) = split /^\Q$status_marker\E\n/m, $stdout, 2;
-	my %status = map { split /=/, $_, 2 } split /\n/, $status // '';
-	return ($output, $stderr, \%status);
-}
-
-my ($off_out, $off_err, $off_status) = run_corpus(['jit = off']);
+my ($off_out, $off_err, $off_status) = run_corpus($node, ['jit = off']);
 
 # The interpreter's run is the reference: it must be substantial, and the
 # queries that are meant to fail must fail the same way with JIT.
@@ -74,7 +49,7 @@ my %runs = (
 for my $name (sort keys %runs)
 {
 	my $run = $runs{$name};
-	my ($out, $err, $status) = run_corpus($run->{settings});
+	my ($out, $err, $status) = run_corpus($node, $run->{settings});
 
 	ok($out eq $off_out, "$name: output identical to the interpreter's");
 	if ($out ne $off_out)

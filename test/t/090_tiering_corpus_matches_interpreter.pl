@@ -10,35 +10,12 @@ use PostgreSQL::Test::Utils;
 use Test::More;
 use JitprofTest;
 
-my $corpus = ($ENV{JITPROF_SRC} // '.') . '/test/corpus';
-my @files = map { "$corpus/$_.sql" } qw(tpch expressions joins);
 
 # jitprof.conf forces JIT for every query and keeps parallel query off
 my $node = jitprof_node('tiering_corpus');
-$node->safe_psql('postgres', 'CREATE DATABASE corpus');
-$node->safe_psql('corpus', "SET jit = off;\n\\i $corpus/schema.sql\nCREATE EXTENSION jitprof;");
+corpus_database($node);
 
-my $status_marker = '==jitprof status==';
-
-# Run the whole corpus in one session after "settings"; return its query
-# output, its errors, and that session's jitprof_status afterwards.
-sub run_corpus
-{
-	my ($settings) = @_;
-	my $script = join('', map { "SET $_;\n" } @$settings)
-	  . join('', map { "\\i $_\n" } @files)
-	  . "\\echo $status_marker\n"
-	  . "SELECT name || '=' || value FROM jitprof_status;\n"
-	  . "SELECT 'unnamed_functions=' || count(*) FROM jitprof_functions\n"
-	  . "  WHERE llvm_name ~ '^(evalexpr|deform)_' AND (role = 'helper' OR symbol !~ '^q-?\\d+#\\d+_');\n";
-	my ($ret, $stdout, $stderr) =
-	  $node->psql('corpus', $script, on_error_stop => 0);
-	my ($output, $status) = split /^\Q$status_marker\E\n/m, $stdout, 2;
-	my %status = map { split /=/, $_, 2 } split /\n/, $status // '';
-	return ($output, $stderr, \%status);
-}
-
-my ($off_out, $off_err, $off_status) = run_corpus(['jit = off', 'jitprof.tiering = on']);
+my ($off_out, $off_err, $off_status) = run_corpus($node, ['jit = off', 'jitprof.tiering = on']);
 cmp_ok(scalar(split /\n/, $off_out), '>', 3000, 'corpus produced output');
 is(scalar(my @e = ($off_err =~ /ERROR:/g)), 7, 'the seven intended errors occur');
 is($off_status->{objects_linked}, '0', 'jit = off with tiering on compiles nothing');
@@ -54,7 +31,7 @@ my @runs = (
 for my $run (@runs)
 {
 	my ($name, $settings) = @$run;
-	my ($out, $err, $status) = run_corpus(['jitprof.tiering = on', @$settings]);
+	my ($out, $err, $status) = run_corpus($node, ['jitprof.tiering = on', @$settings]);
 
 	ok($out eq $off_out, "$name: output identical to the interpreter's");
 	if ($out ne $off_out)
