@@ -11,7 +11,7 @@ use Test::More;
 use JitprofTest;
 
 my $queries = 10_000;
-my $warmup = 500;
+my $warmup = 300;
 
 my $node = jitprof_node('tiering_leak');
 $node->safe_psql('postgres', q{
