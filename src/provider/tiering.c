@@ -33,8 +33,9 @@
  * runs LLVM and jitprof's linker and sinks, which take no lock, buffer pin,
  * file descriptor or critical section that only transaction abort releases,
  * so an error there can be caught without a subtransaction (which a parallel
- * worker could not start anyway): the round's expressions go back to the
- * interpreter, the query goes on interpreted after one WARNING, and
+ * worker could not start anyway): the expressions whose code was not
+ * emitted go back to the interpreter, the query goes on interpreted after
+ * one WARNING, and
  * InterruptHoldoffCount, which errfinish() zeroed, is restored (elog.c asks
  * a handler that does not re-throw to do so).  A cancel, a shutdown or a
  * lock timeout is re-thrown, after that same clean-up.  An error while
