@@ -8,7 +8,7 @@
 #    difference between the two K, divided by rows and by the difference in
 #    steps, is the cost of one step interpreted and compiled (the scan's own
 #    cost cancels);
-#  - EXPLAIN ANALYZE's JIT time (generation + inlining + optimisation +
+#  - EXPLAIN ANALYZE's JIT time (of a second run, with TIMING on) (generation + inlining + optimisation +
 #    emission) of the same scans (per step compiled), and of M scans of a
 #    one-row table under UNION ALL for two values of M (per function; the
 #    intercept is the module's own cost).
@@ -80,6 +80,8 @@ BEGIN
   t0 := cpu_ns();
   EXECUTE 'EXPLAIN (ANALYZE, TIMING OFF, FORMAT JSON) ' || sql INTO plan;
   cpu := cpu_ns() - t0;
+  -- EXPLAIN prints JIT times only with TIMING on: a second run for them
+  EXECUTE 'EXPLAIN (ANALYZE, TIMING ON, FORMAT JSON) ' || sql INTO plan;
   jit_ms := coalesce((plan->0->'JIT'->'Timing'->>'Total')::float8, 0);
   functions := coalesce((plan->0->'JIT'->>'Functions')::int, 0);
 END \$\$;
@@ -120,7 +122,8 @@ psql_q -f "$work/run.sql" >/dev/null
 
 echo "# bench/tiering_calibrate.sh $rounds $rows, commit $(git -C "$TOP" rev-parse --short HEAD 2>/dev/null || echo unknown), $(date -u +%F)"
 echo "# steps per row: K=$k1 -> $s1, K=$k2 -> $s2; CPU: backend's schedstat, min of $rounds rounds"
-psql_q <<EOF
+psql_q -P footer=off -F ' ' <<EOF
+\\pset tuples_only off
 SET jit = off;
 WITH b AS (SELECT cfg, q, min(cpu) AS cpu, min(jit_ms) AS jit_ms, max(functions) AS f FROM m GROUP BY cfg, q),
 k AS (SELECT x.cfg,
@@ -128,10 +131,11 @@ k AS (SELECT x.cfg,
         (y.jit_ms - x.jit_ms) * 1e6 / ($s2 - $s1) AS compile_ns_per_step
       FROM b x JOIN b y ON x.cfg = y.cfg AND x.q = 'k$k1' AND y.q = 'k$k2'),
 f AS (SELECT x.cfg, (y.jit_ms - x.jit_ms) * 1e6 / nullif(y.f - x.f, 0) AS compile_ns_per_function,
-        x.jit_ms * 1e6 - (x.jit_ms - 0) * 0 AS m1_ns, x.f AS m1_f,
         (x.jit_ms * 1e6) - x.f * (y.jit_ms - x.jit_ms) * 1e6 / nullif(y.f - x.f, 0) AS module_ns
       FROM b x JOIN b y ON x.cfg = y.cfg AND x.q = 'm$m1' AND y.q = 'm$m2')
-SELECT format('%-8s run %6.2f ns/step  compile %8.0f ns/step  %8.0f ns/function  module %8.0f ns',
-              k.cfg, k.ns_per_step_run, k.compile_ns_per_step, f.compile_ns_per_function, f.module_ns)
+SELECT k.cfg AS level, round(k.ns_per_step_run::numeric, 2) AS run_ns_per_step,
+       round(k.compile_ns_per_step::numeric) AS compile_ns_per_step,
+       round(f.compile_ns_per_function::numeric) AS compile_ns_per_function,
+       round(f.module_ns::numeric) AS module_ns
 FROM k LEFT JOIN f USING (cfg) ORDER BY k.cfg;
 EOF

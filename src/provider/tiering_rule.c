@@ -73,12 +73,12 @@ typedef struct TierLevelCost
 	double		run_ns_per_step;	/* the compiled code, per step run */
 } TierLevelCost;
 
-#define INTERPRETED_NS_PER_STEP		4.9
+#define INTERPRETED_NS_PER_STEP		2.7
 
 static const TierLevelCost level_costs[] = {
-	{"jit", 0, 250000.0, 60000.0, 2500.0, 2.6},
-	{"jit+opt", PGJIT_OPT3, 250000.0, 300000.0, 12000.0, 2.1},
-	{"all", PGJIT_OPT3 | PGJIT_INLINE, 250000.0, 700000.0, 12000.0, 2.1},
+	{"jit", 0, 4200000.0, 940000.0, 195000.0, 1.6},
+	{"jit+opt", PGJIT_OPT3, 4200000.0, 7100000.0, 2090000.0, 1.3},
+	{"all", PGJIT_OPT3 | PGJIT_INLINE, 5200000.0, 9360000.0, 1930000.0, 1.3},
 };
 
 #define NLEVELS lengthof(level_costs)
