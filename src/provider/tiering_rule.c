@@ -73,12 +73,12 @@ typedef struct TierLevelCost
 	double		run_ns_per_step;	/* the compiled code, per step run */
 } TierLevelCost;
 
-#define INTERPRETED_NS_PER_STEP		2.7
+#define INTERPRETED_NS_PER_STEP		3.3
 
 static const TierLevelCost level_costs[] = {
-	{"jit", 0, 4200000.0, 940000.0, 195000.0, 1.6},
-	{"jit+opt", PGJIT_OPT3, 4200000.0, 7100000.0, 2090000.0, 1.3},
-	{"all", PGJIT_OPT3 | PGJIT_INLINE, 5200000.0, 9360000.0, 1930000.0, 1.3},
+	{"jit", 0, 4500000.0, 910000.0, 190000.0, 1.55},
+	{"jit+opt", PGJIT_OPT3, 18000000.0, 7300000.0, 2300000.0, 1.2},
+	{"all", PGJIT_OPT3 | PGJIT_INLINE, 15000000.0, 11000000.0, 2200000.0, 0.1},
 };
 
 #define NLEVELS lengthof(level_costs)
