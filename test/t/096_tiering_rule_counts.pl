@@ -54,7 +54,7 @@ is(scalar(@switches), 4, 'long query: the rule switched once');
 my ($steps, $functions, $nsteps, $level) = @switches;
 is($nsteps, 87, 'the round compiles the qual and the transition: 87 steps');
 # the break-even of tiering_rule.c's constants for these functions and steps
-# is about 20 million steps: the switch is part-way, neither at the start
+# is about 14 million steps: the switch is part-way, neither at the start
 # nor at the end of the 87 million
 cmp_ok($steps, '>', 5_000_000, "long query: not switched early ($steps steps)");
 cmp_ok($steps, '<', 60_000_000, 'long query: switched well before the end');
