@@ -23,8 +23,8 @@ typedef struct JpTierRule
 {
 	bool		forced;			/* jitprof.tiering_threshold >= 0 */
 	bool		admitted;		/* false: the query is not tiered */
-	uint64		work;			/* since the last round: steps, or
-								 * evaluations when forced */
+	uint64		work;			/* since the last round: steps, or evaluations
+								 * when forced */
 	uint64		next_check;		/* look at the rule when work passes it */
 	int			rounds;			/* rounds the rule decided */
 } JpTierRule;
