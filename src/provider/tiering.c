@@ -12,8 +12,10 @@
  * itself, installs tiered_eval() as its evalfunc, and returns true.
  *
  * tiered_eval() counts the evaluations of the query's interpreted
- * expressions.  When the count passes jitprof.tiering_threshold, a round
- * compiles the expressions that have run since the last round, together:
+ * expressions, and the work they did (tiering_rule.c).  When the rule says
+ * that compiling pays (or the count passes a forced
+ * jitprof.tiering_threshold), a round compiles the expressions that have
+ * run since the last round, together:
  * llvmjit generates each one's functions (and their deform functions) into
  * its current module, which is emitted once, at the first compiled call.
  * Expressions that never ran are never compiled; one that runs for the
