@@ -52,7 +52,9 @@ is($big->[0], $big_off->[0], 'long query: the interpreter\'s result');
 my @switches = ($big_err =~ /jitprof tiering rule: (\d+) steps interpreted, compiling (\d+) functions of (\d+) steps pays at level (\S+)/g);
 is(scalar(@switches), 4, 'long query: the rule switched once');
 my ($steps, $functions, $nsteps, $level) = @switches;
-is($nsteps, 87, 'the round compiles the qual and the transition: 87 steps');
+# 87 steps on PostgreSQL 15; other versions may count a step or two more
+cmp_ok($nsteps, '>=', 85, "the round compiles the qual and the transition ($nsteps steps)");
+cmp_ok($nsteps, '<=', 95, 'and nothing more');
 # the break-even of tiering_rule.c's constants for these functions and steps
 # is about 14 million steps: the switch is part-way, neither at the start
 # nor at the end of the 87 million
