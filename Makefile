@@ -42,6 +42,7 @@ OBJS = \
 	src/provider/llvm_library.o \
 	src/provider/got_patch.o \
 	src/provider/tiering.o \
+	src/provider/tiering_rule.o \
 	src/views/hotspots.o \
 	src/views/hotspot_steps.o \
 	src/views/plan_nodes.o \

@@ -12,6 +12,8 @@
  *	  got_patch.c     rebinds llvmjit.so's object-layer calls
  *	  tiering.c       tiered JIT: expressions run interpreted first and are
  *	                  compiled by provider.c's compile, handed in
+ *	  tiering_rule.c  tiering's decision rule (tiering_rule.h, for
+ *	                  tiering.c only)
  *
  * The provider is the top of the compile path: it calls down into the
  * sampler, the link and the names layers, and nothing below calls it.
@@ -74,7 +76,6 @@ typedef struct JpTieringCounters
 } JpTieringCounters;
 
 extern bool jitprof_tiering;
-extern int	jitprof_tiering_threshold;
 extern bool jitprof_debug_fail_tiering;
 extern int	jitprof_debug_tiering_wait;
 extern void jp_tiering_define_gucs(void);

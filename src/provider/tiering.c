@@ -12,8 +12,10 @@
  * itself, installs tiered_eval() as its evalfunc, and returns true.
  *
  * tiered_eval() counts the evaluations of the query's interpreted
- * expressions.  When the count passes jitprof.tiering_threshold, a round
- * compiles the expressions that have run since the last round, together:
+ * expressions, and the work they did (tiering_rule.c).  When the rule says
+ * that compiling pays (or the count passes a forced
+ * jitprof.tiering_threshold), a round compiles the expressions that have
+ * run since the last round, together:
  * llvmjit generates each one's functions (and their deform functions) into
  * its current module, which is emitted once, at the first compiled call.
  * Expressions that never ran are never compiled; one that runs for the
@@ -68,10 +70,10 @@
 #include "utils/wait_event.h"
 
 #include "provider/provider.h"
+#include "provider/tiering_rule.h"
 
 /* GUCs */
 bool		jitprof_tiering = false;
-int			jitprof_tiering_threshold = 10000;
 bool		jitprof_debug_fail_tiering = false;
 int			jitprof_debug_tiering_wait = JP_TIERING_WAIT_OFF;
 
@@ -104,6 +106,7 @@ typedef struct TieredExpr
 	TierMode	mode;
 	bool		checked;		/* CheckExprStillValid done */
 	uint64		evaluations;	/* interpreted, since the last round */
+	uint64		weight;			/* work of one evaluation (tiering_rule.c) */
 	int			round;			/* the round that compiled it */
 	ExprStateEvalFunc interp_func;	/* the interpreter's function */
 	void	   *interp_private;
@@ -118,7 +121,7 @@ struct TieringQuery
 	EState	   *estate;
 	ResourceOwner owner;		/* current when the query was set up */
 	const JpTieringCompiler *compiler;
-	uint64		threshold;
+	JpTierRule	rule;			/* when to compile (tiering_rule.c) */
 	uint64		evaluations;	/* interpreted, since the last round */
 	int			rounds;			/* rounds started */
 	int			code_round;		/* the last round that generated code */
@@ -152,16 +155,7 @@ jp_tiering_define_gucs(void)
 							 0,
 							 NULL, NULL, NULL);
 
-	DefineCustomIntVariable("jitprof.tiering_threshold",
-							"Sets the number of interpreted expression evaluations of a query after which tiering compiles.",
-							"Counted over the query's interpreted expressions; 0 compiles at the first evaluation.",
-							&jitprof_tiering_threshold,
-							10000,
-							0,
-							INT_MAX,
-							PGC_USERSET,
-							0,
-							NULL, NULL, NULL);
+	jp_tier_rule_define_gucs();
 
 	DefineCustomBoolVariable("jitprof.debug_fail_tiering",
 							 "Makes the first compiled call of each tiering round fail, so that the query goes on interpreted (for testing).",
@@ -252,7 +246,7 @@ query_of(EState *estate, const JpTieringCompiler *compiler)
 	query->estate = estate;
 	query->owner = CurrentResourceOwner;
 	query->compiler = compiler;
-	query->threshold = (uint64) jitprof_tiering_threshold;
+	jp_tier_rule_init(&query->rule, estate);
 	query->exprs_tail = &query->exprs;
 	query->callback.func = forget_query;
 	query->callback.arg = query;
@@ -277,6 +271,13 @@ jp_tiering_defer(ExprState *state, const JpTieringCompiler *compiler)
 
 	ExecReadyInterpretedExpr(state);
 
+	/* a plan below the floor cost, or one the rule does not tier */
+	if (jp_tier_rule_below_floor(estate))
+		return true;
+	query = query_of(estate, compiler);
+	if (!query->rule.admitted)
+		return true;
+
 	/*
 	 * tiered_eval relies on what ExecInterpExprStillValid does; anything else
 	 * installed here stays interpreted, untouched.
@@ -285,11 +286,11 @@ jp_tiering_defer(ExprState *state, const JpTieringCompiler *compiler)
 		state->evalfunc_private == NULL)
 		return true;
 
-	query = query_of(estate, compiler);
 	te = MemoryContextAllocZero(estate->es_query_cxt, sizeof(TieredExpr));
 	te->query = query;
 	te->state = state;
 	te->mode = TIER_INTERPRETED;
+	te->weight = jp_tier_rule_weight(&query->rule, state);
 	te->interp_func = (ExprStateEvalFunc) state->evalfunc_private;
 	te->interp_private = state->evalfunc_private;
 	*query->exprs_tail = te;
@@ -441,6 +442,19 @@ switched(TieringQuery *query)
 	query->pending_functions = 0;
 }
 
+/* The rule: does a round that compiles what has run pay now? */
+static bool
+round_pays(TieringQuery *query)
+{
+	JpTierPending pending = {0};
+
+	if (!query->rule.forced)
+		for (TieredExpr *te = query->exprs; te != NULL; te = te->next)
+			if (te->mode == TIER_INTERPRETED && te->evaluations > 0)
+				jp_tier_rule_add(&pending, te->state);
+	return jp_tier_rule_pays(&query->rule, &pending, query->estate);
+}
+
 /*
  * The first call of a compiled expression: unless its module was emitted
  * already, this call emits it (with every round generated into it since the
@@ -532,7 +546,9 @@ tiered_eval(ExprState *state, ExprContext *econtext, bool *isNull)
 	if (te->mode == TIER_INTERPRETED && !query->failed)
 	{
 		te->evaluations++;
-		if (++query->evaluations > query->threshold)
+		query->evaluations++;
+		if ((query->rule.work += te->weight) > query->rule.next_check &&
+			round_pays(query))
 			compile_round(query);
 	}
 
