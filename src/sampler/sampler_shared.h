@@ -287,7 +287,7 @@ jp_exec_of(const QueryDesc *queryDesc)
 	return NULL;
 }
 
-/* sampler_nodes.c: the running-node stack the handler reads */
+/* sampler_nodes.c: the running plan node the handler reads */
 extern bool jitprof_plan_nodes;
 extern bool jp_nodes_install(QueryDesc *queryDesc, JpExec *exec);
 extern void jp_nodes_uninstall(bool capture);
