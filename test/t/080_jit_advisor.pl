@@ -52,27 +52,24 @@ sub payoff
 # interpreter.  Half the runs have PostgreSQL's thresholds at -1 (it would not
 # JIT), so the forced JIT levels explore plans that stock PostgreSQL runs
 # interpreted; "off" is forced over plans it would JIT.
-my $corpus = ($ENV{JITPROF_SRC} // '.') . '/test/corpus';
-$node->safe_psql('postgres', 'CREATE DATABASE corpus');
-$node->safe_psql('corpus', "SET jit = off;\n\\i $corpus/schema.sql\nCREATE EXTENSION jitprof;");
+corpus_database($node);
 
-sub run_corpus
+# the corpus's output and its number of errors, after a SET of each setting
+sub corpus_errors
 {
 	my (@settings) = @_;
-	my $script = join('', map { "SET $_;\n" } @settings)
-	  . join('', map { "\\i $corpus/$_.sql\n" } qw(tpch expressions joins));
-	my ($ret, $stdout, $stderr) = $node->psql('corpus', $script, on_error_stop => 0);
-	my @errors = $stderr =~ /^(?:psql:\S+ )?ERROR:.*$/mg;
-	return ($stdout, scalar(@errors));
+	my ($out, $err) = run_corpus($node, \@settings);
+	my @errors = $err =~ /^(?:psql:\S+ )?ERROR:.*$/mg;
+	return ($out, scalar(@errors));
 }
 
-my ($ref_out, $ref_errors) = run_corpus('jit = off');
+my ($ref_out, $ref_errors) = corpus_errors('jit = off');
 cmp_ok(scalar(split /\n/, $ref_out), '>', 3000, 'the corpus produced output');
 for my $level (qw(off jit jit+opt jit+inline all))
 {
 	my @no_jit = $level eq 'off' ? () : ('jit_above_cost = -1');
 	$node->safe_psql('postgres', 'SELECT jitprof_reset()');
-	my ($out, $errors) = run_corpus(@no_jit, "jitprof.debug_advisor_level = '$level'");
+	my ($out, $errors) = corpus_errors(@no_jit, "jitprof.debug_advisor_level = '$level'");
 	ok($out eq $ref_out, "forced level $level: output identical to the interpreter's");
 	is($errors, $ref_errors, "forced level $level: the same errors");
 	my ($explored, $at_level) = split /\|/, $node->safe_psql('postgres', qq{

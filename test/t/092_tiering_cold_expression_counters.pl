@@ -31,10 +31,7 @@ my $scans = "SET jit = off; SELECT coalesce(string_agg(DISTINCT plan_node_id::te
 sub session
 {
 	my ($settings, @sql) = @_;
-	my ($ret, $out, $err) = $node->psql('postgres',
-		$common . join('', map { "SET $_;\n" } @$settings) . join('', map { "$_;\n" } @sql),
-		on_error_stop => 0);
-	return ([ split /\n/, $out ], $err);
+	return psql_lines($node, $common, $settings, @sql);
 }
 
 sub parse_status

@@ -34,10 +34,7 @@ my $common = "SET jit_optimize_above_cost = -1;\nSET jit_inline_above_cost = -1;
 sub session
 {
 	my ($settings, @sql) = @_;
-	my ($ret, $out, $err) = $node->psql('postgres',
-		$common . join('', map { "SET $_;\n" } @$settings) . join('', map { "$_;\n" } @sql),
-		on_error_stop => 0);
-	return ([ split /\n/, $out ], $err);
+	return psql_lines($node, $common, $settings, @sql);
 }
 
 my @tier = ('jitprof.tiering = on', 'jitprof.tiering_threshold = 2000');

@@ -39,29 +39,13 @@ sub workload
 	return $sql;
 }
 
-sub measure
-{
-	my ($label) = @_;
-	return qq{
-\\o
-SET jit = off;
-SELECT '$label', 'maps', count(*) FROM regexp_split_to_table(rtrim(pg_read_file('/proc/self/maps'), E'\\n'), E'\\n');
-SELECT '$label', 'rss_anon_kb', (regexp_match(pg_read_file('/proc/self/status'), 'RssAnon:\\s+(\\d+) kB'))[1];
-SELECT '$label', 'anonymous_kb', (regexp_match(pg_read_file('/proc/self/smaps_rollup'), '\\nAnonymous:\\s+(\\d+) kB'))[1];
-SELECT '$label', name, value FROM jitprof_status;
-SELECT '$label', 'epoch', extract(epoch FROM clock_timestamp());
-SET jit = on;
-\\o /dev/null
-};
-}
-
 my $script = "SET jit_optimize_above_cost = -1;\nSET jit_inline_above_cost = -1;\n"
   . "SET jitprof.tiering = on;\nSET jitprof.tiering_threshold = 60;\n"
   . "\\o /dev/null\n"
   . workload($warmup, 0)
-  . measure('before')
+  . backend_footprint('before')
   . workload($queries, $warmup)
-  . measure('after');
+  . backend_footprint('after');
 
 my $start = time;
 my ($ret, $stdout, $stderr) = $node->psql('postgres', $script);
@@ -69,12 +53,7 @@ note("workload took " . (time - $start) . " s");
 is($ret, 0, 'workload ran');
 is($stderr, '', 'no errors or warnings');
 
-my %m;
-for (split /\n/, $stdout)
-{
-	my ($label, $name, $value) = split /\|/, $_, 3;
-	$m{$label}{$name} = $value;
-}
+my %m = footprint_results($stdout);
 for my $label ('before', 'after')
 {
 	note("$label: " . join(', ', map { "$_=" . ($m{$label}{$_} // '?') }
