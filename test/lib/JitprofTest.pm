@@ -21,13 +21,14 @@ use warnings;
 use Exporter 'import';
 use PostgreSQL::Test::Cluster;
 use PostgreSQL::Test::Utils;
+use Test::More;
 use JitprofCrashes qw(expect_signal);
 
 our @EXPORT = qw(jitprof_node jitprof_conf status_value build_test_module
   maps_of pkglibdir kill_backend llvm_config llvm_tool llvmjit_libllvm
   background_session seqscan_calls_execscan strict_call2_step gdb_prologue
-  corpus_database run_corpus backend_footprint footprint_results
-  psql_lines);
+  corpus_database run_corpus backend_footprint
+  footprint_run psql_lines);
 
 # The regression suite's settings, as a string for append_conf.
 sub jitprof_conf
@@ -205,6 +206,20 @@ sub footprint_results
 		$m{$label}{$name} = $value;
 	}
 	return %m;
+}
+
+# Run SCRIPT, which holds backend_footprint() sections, in one session of
+# NODE; checks that it ran without an error or a warning, and returns its
+# footprint_results().
+sub footprint_run
+{
+	my ($node, $script) = @_;
+	my $start = time;
+	my ($ret, $stdout, $stderr) = $node->psql('postgres', $script);
+	note("workload took " . (time - $start) . " s");
+	is($ret, 0, 'workload ran');
+	is($stderr, '', 'no errors or warnings');
+	return footprint_results($stdout);
 }
 
 # One psql session on NODE: PREFIX, a SET for each of SETTINGS, then each

@@ -56,13 +56,7 @@ my $script = "SET jit_optimize_above_cost = -1;\nSET jit_inline_above_cost = -1;
   . workload($optimized, $optimized)
   . backend_footprint('optimized');
 
-my $start = time;
-my ($ret, $stdout, $stderr) = $node->psql('postgres', $script);
-note("workload took " . (time - $start) . " s");
-is($ret, 0, 'workload ran');
-is($stderr, '', 'no errors or warnings');
-
-my %m = footprint_results($stdout);
+my %m = footprint_run($node, $script);
 
 for my $label ('before', 'after', 'opt_before', 'optimized')
 {
