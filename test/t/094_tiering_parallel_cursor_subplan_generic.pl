@@ -45,25 +45,46 @@ my $agg = 'SELECT b, sum(a * 2), count(*) FROM big WHERE c % 7 = 3 GROUP BY b OR
 my ($p_off) = session(['jit = off'], $agg);
 my ($p_tier, $p_err) = session([@tier, @parallel, 'client_min_messages = debug1'], $agg);
 ok(join("\n", @$p_tier) eq join("\n", @$p_off), 'parallel: the interpreter\'s result');
-# the leader takes no part, and its Finalize Aggregate sees 194 rows: the
-# two rounds are the workers', each after its own 2,001 evaluations
-my @worker_rounds = ($p_err =~ /DEBUG:  jitprof tiering: round 1 after 2001 evaluations compiled [1-9]/g);
+# The leader takes no part, and its Finalize Aggregate sees 194 rows: any
+# round is a worker's, after its own 2,001 evaluations.  How the scan's
+# blocks are split between the workers depends on when each starts (on a
+# loaded machine one may start after the other has scanned nearly all), so
+# what is checked is each worker against its own share, read from EXPLAIN.
+my @rounds = ($p_err =~ /DEBUG:  jitprof tiering: round 1 after (\d+) evaluations compiled [1-9]/g);
 note($p_err);
-is(scalar(@worker_rounds), 2, 'parallel: each of the two workers switched on its own count');
+ok(@rounds >= 1 && @rounds <= 2 && !grep({ $_ != 2001 } @rounds),
+	'parallel: one round per worker at most, each after 2,001 evaluations of its own');
 my ($explain, $x_err) = session([@tier, @parallel, 'client_min_messages = debug1'],
 	"EXPLAIN (ANALYZE, VERBOSE, TIMING OFF, SUMMARY OFF) $agg");
 note($x_err);
 my $plan = join("\n", @$explain);
 note($plan);
 like($plan, qr/Workers Launched: 2/, 'parallel: two workers launched');
-# JIT sections: the summary and one per worker (the leader compiled nothing)
-my @jit = ($plan =~ /JIT:\n\s+Functions: ([1-9]\d*)/g);
-is(scalar(@jit), 3, 'parallel: EXPLAIN shows tiered JIT functions in the summary and in each worker');
+like($plan, qr/\nJIT:\n\s+Functions: [1-9]/, 'parallel: the summary shows the tiered JIT functions');
+# each worker's rows out of the scan: every one of them passed the qual, so
+# a worker with more than 2,000 has evaluated it more than 2,000 times
+my ($scan) = ($plan =~ /Parallel Seq Scan on public\.big(.*?)(?:\nJIT:|\z)/s);
+my %scan_rows = (($scan // '') =~ /Worker (\d):  actual rows=(\d+)/g);
+note(join(', ', map { "worker $_: $scan_rows{$_} rows out of the scan" } sort keys %scan_rows));
+is(join(' ', sort keys %scan_rows), '0 1', 'parallel: EXPLAIN gives each worker\'s rows out of the scan');
+my @x_rounds = ($x_err =~ /DEBUG:  jitprof tiering: round 1 after 2001 evaluations compiled [1-9]/g);
+my $workers_compiled = 0;
 for my $w (0, 1)
 {
-	like($plan, qr/Worker $w:[^\n]*\n(?:[^\n]*\n){0,3}?\s+JIT:\n\s+Functions: [1-9]/,
-		"parallel: worker $w has JIT functions of its own");
+	my $compiled = $plan =~ /Worker $w:[^\n]*\n(?:[^\n]*\n){0,3}?\s+JIT:\n\s+Functions: [1-9]/;
+	$workers_compiled++ if $compiled;
+	if (($scan_rows{$w} // 0) > 2000)
+	{
+		ok($compiled, "parallel: worker $w, past 2,000 evaluations of its own, has JIT functions");
+	}
+	else
+	{
+		note("worker $w ran the qual on too few rows to be required to switch");
+	}
 }
+cmp_ok($workers_compiled, '>=', 1, 'parallel: a worker compiled');
+is(scalar(@x_rounds), $workers_compiled,
+	'parallel: each worker that compiled logged its own round (no round is shared)');
 
 # a threshold no worker reaches: no worker compiles
 my ($p_cold, $p_cold_err) = session(['jitprof.tiering = on', 'jitprof.tiering_threshold = 100000000',
