@@ -4,57 +4,21 @@
  *	  Tiered JIT: run a query's expressions interpreted first, and compile
  *	  the ones that have run when the query has done enough work.
  *
- * With jitprof.tiering on, the provider's compile_expr callback hands each
- * expression here instead of to llvmjit.  ExecReadyExpr calls that callback
- * only for plans with PGJIT_PERFORM and PGJIT_EXPR (so a session's jit = off
- * is respected), and skips ExecReadyInterpretedExpr when it returns true.
- * So jp_tiering_defer() makes the expression ready for the interpreter
- * itself, installs tiered_eval() as its evalfunc, and returns true.
+ * Contract: jp_tiering_defer() takes an expression from the provider's
+ * compile_expr callback, makes it ready for the interpreter and installs
+ * tiered_eval(), which counts work and, when tiering_rule.c says it pays,
+ * compiles the expressions that have run in one round.  An expression is
+ * switched only between two of its calls, and never changes its result.
+ * Only a failed emission is caught (the query goes on interpreted, after
+ * one WARNING); cancels, timeouts and errors while generating code are
+ * re-thrown.  State lives in the query's es_query_cxt.  The long story,
+ * errors and counters: doc/tiering.md.
  *
- * tiered_eval() counts the evaluations of the query's interpreted
- * expressions, and the work they did (tiering_rule.c).  When the rule says
- * that compiling pays (or the count passes a forced
- * jitprof.tiering_threshold), a round compiles the expressions that have
- * run since the last round, together:
- * llvmjit generates each one's functions (and their deform functions) into
- * its current module, which is emitted once, at the first compiled call.
- * Expressions that never ran are never compiled; one that runs for the
- * first time after a round waits for the next round.  An expression is
- * switched between two of its calls: a frame of the interpreter that is
- * running it meanwhile goes on with the same steps, which llvmjit only
- * reads.
+ * Copyright (c) 2026, The jitprof Developers
+ * Distributed under the PostgreSQL License (the file LICENSE).
  *
- * ExecReadyInterpretedExpr installs ExecInterpExprStillValid, which checks
- * the expression on its first call and then overwrites state->evalfunc with
- * the interpreter's function (kept in evalfunc_private).  tiered_eval keeps
- * that function in its own struct and does the check itself, so it stays
- * installed and never writes state->evalfunc on an interpreted call.
- *
- * Errors.  Only one part of a round is caught: the emission of its module
- * at the first compiled call, before that call has begun to evaluate.  It
- * runs LLVM and jitprof's linker and sinks, which take no lock, buffer pin,
- * file descriptor or critical section that only transaction abort releases,
- * so an error there can be caught without a subtransaction (which a parallel
- * worker could not start anyway): the expressions whose code was not
- * emitted go back to the interpreter, the query goes on interpreted after
- * one WARNING, and
- * InterruptHoldoffCount, which errfinish() zeroed, is restored (elog.c asks
- * a handler that does not re-throw to do so).  A cancel, a shutdown or a
- * lock timeout is re-thrown, after that same clean-up.  An error while
- * llvmjit generates a round's code is re-thrown after the round's
- * expressions went back to the interpreter: generating reads the catalogs,
- * whose resources only abort releases, and eager JIT fails the same query
- * with the same error at executor start-up.  An error after the switch
- * ends the query as with eager JIT: the resource owner releases the JIT
- * context and its code.
- *
- * Counters (jp_tiering_counters, shown by jitprof_status) count this
- * backend's tiered queries, switches, expressions and functions compiled
- * at the switches, expressions never compiled, and failed compiles.
- *
- * Memory: the per-query state and the per-expression structs live in the
- * query's es_query_cxt and are freed with it; a memory context callback
- * unlinks the query from the list of live ones.
+ * IDENTIFICATION
+ *	  src/provider/tiering.c
  *
  *-------------------------------------------------------------------------
  */

@@ -5,34 +5,12 @@
  *	  expressions that have run pays for the rest of the query, and at which
  *	  optimisation level.
  *
- * The rule (doc/tiering.md, "The rule") works in units of interpreted
- * expression steps.  tiering.c adds an expression's step count to the
- * query's work at each of its interpreted evaluations; when the work passes
- * next_check, it asks jp_tier_rule_pays() about the expressions that have
- * run since the last round.  A round pays when the time the compiled code
- * is predicted to save over the rest of the query is at least what
- * compiling costs:
- *
- *	   remaining steps * (interpreted - compiled ns per step)
- *		   >= module + functions * per function + steps * per step (ns)
- *
- * The remaining steps are predicted to be as many as those done so far
- * (since the last round): the measured work alone, as in the rent-or-buy
- * problem, so that a query whose plan estimates are wrong either way is
- * neither compiled early nor left interpreted long.  A query that ends
- * before it has done as much interpreted work as compiling would cost
- * never compiles; one that runs on pays at most about twice what eager
- * JIT would have paid for compiling.  The plan's row estimates are not used:
- * they are what the two misestimate cases of the benchmark get wrong.
- *
- * The optimisation level is the one whose predicted net saving over the
- * remaining steps is largest, among those the plan's jitFlags allow (a
- * session's jit_optimize_above_cost = -1 keeps it off).  It is set in the
- * query's es_jit_flags before the first round, which is when llvmjit
- * creates the query's JIT context and reads them.
- *
- * The constants are measured by bench/tiering_calibrate.sh on the machine
- * named in doc/tiering.md.
+ * Contract: in units of interpreted expression steps, a round pays when
+ * the rest of the query, predicted to be as long as the work done so far
+ * (rent-or-buy: plan estimates are not used), would save at least what
+ * compiling costs.  The level is the one with the largest predicted net
+ * saving that the plan's jitFlags allow.  Constants are measured by
+ * bench/tiering_calibrate.sh.  The rule and its figures: doc/tiering.md.
  *
  * Copyright (c) 2026, The jitprof Developers
  * Distributed under the PostgreSQL License (the file LICENSE).

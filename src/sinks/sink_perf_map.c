@@ -3,55 +3,14 @@
  * sink_perf_map.c
  *	  perf map sink: /tmp/perf-<pid>.map for perf top and perf report.
  *
- * perf resolves samples in anonymous executable memory through a text file
- * /tmp/perf-<pid>.map with one "START SIZE name" line (hex) per function.
- * This sink appends a line for every function of every object the registry
- * reports, so perf shows jitprof's names (naming.c) instead of raw addresses.
- *
- * The file is opened lazily, by the backend, when its first object is
- * linked: the postmaster never JIT-compiles, so it never creates a file that
- * its children would inherit.  /tmp is world-writable, so the file is opened
- * without following symlinks and without truncating, then checked with
- * fstat(): it must be a regular file owned by our effective user with a
- * single link.  Anything else gets one WARNING naming the path, and the sink
- * stays off for the rest of the backend's life.  A file that passes the
- * checks is ours, left over from an earlier process with the same pid, and
- * is truncated; if others may read or write it, its mode is reset to 0600
- * first, with a WARNING.
- *
- * perf map files cannot retract a line, so nothing happens when code is
- * freed, and a line is written only once: the sink keeps the ranges it has
- * written (range_set.c) and skips a function whose address, size and name
- * are already in the file.  jitprof's code arena (code_arena.cpp) gives an
- * address again only to a function of the same name, size and offset, so
- * the same query run again adds nothing; the file grows with distinct
- * functions, not executions.  A line that would overlap a line of another
- * name is not written (counted as a conflict): that can only happen with
- * code RuntimeDyld linked, which reuses addresses freely.
- *
- * The file is capped at jitprof.perf_map_max_size: past it the sink stops
- * appending, with one WARNING, and counts the lines it dropped.
- *
- * At backend exit the map is kept, so that perf report still names the
- * functions after the backend is gone, within a bound: the maps kept are
- * listed in a ledger, pg_stat/jitprof_perf_maps in the data directory, and
- * the exiting backend removes the oldest while there are more than
- * jitprof.perf_map_keep_files of them or more than
- * jitprof.perf_map_keep_size bytes (either at 0: its own map is removed, as
- * before).  The ledger is a small file, not shared memory, so that the
- * bound holds when jitprof is the jit_provider without being preloaded, and
- * across restarts.  It is locked with flock() while it is read and
- * rewritten, at exit only: a backend that never linked code never touches
- * it, and the first JIT of a backend does not either.  A map is removed only
- * if the file at its path is still the one the ledger recorded: a regular
- * file of our effective user, never a symbolic link (lstat), with the same
- * device, inode, size and modification time; anything else (a new backend
- * with the same pid rewrote it, someone replaced it) is left alone and
- * forgotten.  jitprof.perf_map_keep = on keeps a backend's map outside the
- * ledger, for good, as it always did.
- *
- * Callbacks run inside LLVM's call stack: no ERROR, no palloc; a failed
- * write is reported as a WARNING and turns the sink off.
+ * Contract: one "START SIZE name" line per function the registry reports,
+ * written once (range_set.c), never retracted; the file is opened lazily
+ * without following links, must be a regular file of ours, and is capped
+ * at jitprof.perf_map_max_size.  At exit the map is kept within the bounds
+ * of the ledger pg_stat/jitprof_perf_maps (jitprof.perf_map_keep_files and
+ * _keep_size), which removes only files it recorded.  Callbacks run inside
+ * LLVM's call stack: no ERROR, no palloc; a failed write is one WARNING and
+ * turns the sink off.  The long story: doc/perf.md.
  *
  * Copyright (c) 2026, The jitprof Developers
  * Distributed under the PostgreSQL License (the file LICENSE).
