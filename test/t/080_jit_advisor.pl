@@ -122,6 +122,26 @@ is($verdict, 'jit loses', 'a cheap query whose compiling dominates: jit loses');
 is($best, 'off', 'its best level is off');
 cmp_ok($low, '>', 0, "and off saves $saving ms per execution, interval above $low");
 
+# Tiering leaves a query judged "jit loses" interpreted, untracked
+# (tiering_rule.c): none of its expressions is even counted, while a query
+# the advisor has not judged, the same but for one operator, is.  The
+# advisor records nothing meanwhile (off), so the verdicts below stay.
+my $tier_status = "SET jit = off; SELECT value FROM jitprof_status WHERE name = 'tiering_expressions_never_compiled'";
+my $tiered_run = sub {
+	my ($sql) = @_;
+	my @out = split /\n/, $node->safe_psql('postgres', "$tier_status;
+SET jitprof.jit_advisor = off; SET jit = on; SET jitprof.tiering = on; SET jitprof.tiering_min_cost = 0;
+$sql;
+$tier_status;");
+	return ($out[-1] - $out[0], $out[1]);
+};
+my ($untracked, $lose_row) = $tiered_run->($lose);
+is($untracked, 0, 'tiering: the query judged "jit loses" is not tracked');
+my $other = $lose =~ s/a \+ b > -1/a + b >= -1/r;
+my ($tracked, $other_row) = $tiered_run->($other);
+cmp_ok($tracked, '>', 0, "tiering: a query not judged is tracked ($tracked expressions never compiled)");
+is($lose_row, $other_row, 'and both give the same row');
+
 # ---------------------------------------------------------------------------
 # JIT pays: a wide aggregate PostgreSQL would not JIT (jit_above_cost = -1),
 # explored at jit+opt.  Measured on 1,000,000 rows with other tests running:
