@@ -17,7 +17,7 @@
  * expirations arrive together; each signal weighs 1 + si_overrun.
  *
  * Every sample goes to jp_sig.current, the execution that is running (see
- * sampler_hooks.c), or, when there is none, to the "dropped" health
+ * sampler_profile.c), or, when there is none, to the "dropped" health
  * counter.  The handler looks the interrupted PC up in the range table: a
  * hit in a function of that execution is a self sample.  Otherwise, if the
  * interrupted stack pointer lies in the main thread's stack, it walks the
@@ -127,7 +127,7 @@ lookup_slot(const JpRangeTable *table, uintptr_t pc)
 /*
  * A mid-query flush is due: point the watched plan nodes at the flush
  * trampoline (one pointer store each).  The next node the executor calls
- * flushes from there; see sampler_hooks.c for why this composes with other
+ * flushes from there; doc/sampler.md says why this composes with other
  * wrappers.
  */
 static inline void
