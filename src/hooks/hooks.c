@@ -67,10 +67,12 @@ start_followed(QueryDesc *queryDesc, int eflags, JpSamplerFrame *frame)
 }
 
 /*
- * The order is the one the work needs.  The sampler notes a utility's own
- * query first.  The advisor comes next, before the sampler decides, because
- * it may hand the executor a plan with other jitFlags, and the sampler must
- * see the flags the executor will run with.
+ * The order: the sampler notes a utility's own query (nesting level 1, where
+ * the advisor, which acts on top-level statements, changes nothing).  The
+ * advisor comes before the sampler's decision, because it may hand the
+ * executor a plan with other jitFlags, and the sampler must see the flags
+ * the executor will run with; its clocks then count the opening of the
+ * sampler's execution as the statement's time, as they always have.
  */
 static void
 hooks_ExecutorStart(QueryDesc *queryDesc, int eflags)
