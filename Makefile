@@ -42,6 +42,7 @@ OBJS = \
 	src/provider/got_patch.o \
 	src/provider/tiering.o \
 	src/hooks/hooks.o \
+	src/provider/tiering_rule.o \
 	src/views/hotspots.o \
 	src/views/hotspot_steps.o \
 	src/views/plan_nodes.o \

@@ -527,6 +527,40 @@ jp_advisor_start(QueryDesc *queryDesc, int eflags, bool toplevel)
 	jp_advisor_open_query = queryDesc;
 }
 
+/*
+ * Has the advisor judged this user's query QUERYID, in this database, a
+ * query where JIT loses?  For tiering (provider layer), which then does not
+ * compile it.  The verdict is jp_advisor_judge's, as the views show it.
+ */
+bool
+jp_advisor_jit_loses(int64 queryid)
+{
+	JpAdvisorKey key;
+	JpAdvisorEntry *e;
+	JpAdvisorEntry copy;
+	JpAdvisorJudgement j;
+	bool		found = false;
+
+	if (adv == NULL || queryid == 0)
+		return false;
+	memset(&key, 0, sizeof(key));
+	key.userid = GetUserId();
+	key.dbid = MyDatabaseId;
+	key.queryid = queryid;
+	LWLockAcquire(adv->lock, LW_SHARED);
+	e = entry_find(&key, false);
+	if (e != NULL && e->decided)
+	{
+		copy = *e;
+		found = true;
+	}
+	LWLockRelease(adv->lock);
+	if (!found)
+		return false;
+	jp_advisor_judge(&copy, &j);
+	return strcmp(j.verdict, "jit loses") == 0;
+}
+
 /* Before the executor releases the JIT context: its instrumentation. */
 void
 jp_advisor_end_before(QueryDesc *queryDesc)

@@ -154,6 +154,7 @@ extern bool jp_advisor_available(void);
 extern JpAdvisorEntry *jp_advisor_copy(int64 *nentries);
 extern void jp_advisor_counts(JpAdvisorCounts *counts);
 extern void jp_advisor_reset(void);
+extern bool jp_advisor_jit_loses(int64 queryid);
 
 /* advisor_stats.c: statistics and verdicts, from an entry's numbers only */
 extern void jp_advisor_judge(const JpAdvisorEntry *entry,

@@ -23,6 +23,7 @@
 
 #include <gelf.h>
 #include <libelf.h>
+#include <signal.h>
 #include <sys/mman.h>
 #include <unistd.h>
 
@@ -393,6 +394,31 @@ build_image(const JitprofObject *object)
 }
 
 /* Insert an entry at the head of the process's list and tell the debugger. */
+/*
+ * Tell an attached debugger that ENTRY was added or taken off the list.
+ * SIGPROF stays blocked across the call: when the sampler's signal arrives
+ * while gdb steps over its breakpoint in __jit_debug_register_code, gdb
+ * reads one event twice or misses one, and its view of the list drifts
+ * from the list (test 021).  A sample due
+ * meanwhile is taken when the mask is restored.
+ */
+static void
+notify_debugger(uint32_t action, struct jit_code_entry *entry)
+{
+	sigset_t	prof;
+	sigset_t	old;
+
+	sigemptyset(&prof);
+	sigaddset(&prof, SIGPROF);
+	sigprocmask(SIG_BLOCK, &prof, &old);
+	__jit_debug_descriptor.relevant_entry = entry;
+	__jit_debug_descriptor.action_flag = action;
+	__jit_debug_register_code();
+	__jit_debug_descriptor.action_flag = JIT_NOACTION;
+	__jit_debug_descriptor.relevant_entry = NULL;
+	sigprocmask(SIG_SETMASK, &old, NULL);
+}
+
 static void
 register_entry(struct jit_code_entry *entry)
 {
@@ -404,11 +430,7 @@ register_entry(struct jit_code_entry *entry)
 		head->prev_entry = entry;
 	__jit_debug_descriptor.first_entry = entry;
 
-	__jit_debug_descriptor.relevant_entry = entry;
-	__jit_debug_descriptor.action_flag = JIT_REGISTER_FN;
-	__jit_debug_register_code();
-	__jit_debug_descriptor.action_flag = JIT_NOACTION;
-	__jit_debug_descriptor.relevant_entry = NULL;
+	notify_debugger(JIT_REGISTER_FN, entry);
 }
 
 /*
@@ -433,11 +455,7 @@ unregister_entry(struct jit_code_entry *entry)
 	if (next != NULL)
 		next->prev_entry = prev;
 
-	__jit_debug_descriptor.relevant_entry = entry;
-	__jit_debug_descriptor.action_flag = JIT_UNREGISTER_FN;
-	__jit_debug_register_code();
-	__jit_debug_descriptor.action_flag = JIT_NOACTION;
-	__jit_debug_descriptor.relevant_entry = NULL;
+	notify_debugger(JIT_UNREGISTER_FN, entry);
 	return true;
 }
 

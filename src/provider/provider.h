@@ -12,6 +12,8 @@
  *	  got_patch.c     rebinds llvmjit.so's object-layer calls
  *	  tiering.c       tiered JIT: expressions run interpreted first and are
  *	                  compiled by provider.c's compile, handed in
+ *	  tiering_rule.c  tiering's decision rule (tiering_rule.h, for
+ *	                  tiering.c only)
  *
  * The provider is the top of the compile path: it calls down into the
  * sampler, the link and the names layers, and nothing below calls it.
@@ -54,10 +56,30 @@ typedef struct JpTieringCompiler
 	void		(*reset_after_error) (void);
 } JpTieringCompiler;
 
+/* jitprof.debug_tiering_wait: where a round waits */
+typedef enum JpTieringWait
+{
+	JP_TIERING_WAIT_OFF,
+	JP_TIERING_WAIT_GENERATE,	/* while llvmjit generates the round's code */
+	JP_TIERING_WAIT_EMIT		/* before the round's module is emitted */
+} JpTieringWait;
+
+/* this backend's tiering, since it started (jitprof_status) */
+typedef struct JpTieringCounters
+{
+	uint64		queries;		/* queries that deferred an expression */
+	uint64		switches;		/* rounds whose code was emitted */
+	uint64		expressions_compiled;	/* in those rounds */
+	uint64		functions_compiled; /* in those rounds (EXPLAIN's count) */
+	uint64		expressions_never_compiled; /* at the queries' ends */
+	uint64		failures;		/* failed compiles (one WARNING each) */
+} JpTieringCounters;
+
 extern bool jitprof_tiering;
-extern int	jitprof_tiering_threshold;
 extern bool jitprof_debug_fail_tiering;
+extern int	jitprof_debug_tiering_wait;
 extern void jp_tiering_define_gucs(void);
+extern const JpTieringCounters *jp_tiering_counters(void);
 extern bool jp_tiering_defer(ExprState *state,
 							 const JpTieringCompiler *compiler);
 

@@ -12,8 +12,10 @@
  * itself, installs tiered_eval() as its evalfunc, and returns true.
  *
  * tiered_eval() counts the evaluations of the query's interpreted
- * expressions.  When the count passes jitprof.tiering_threshold, a round
- * compiles the expressions that have run since the last round, together:
+ * expressions, and the work they did (tiering_rule.c).  When the rule says
+ * that compiling pays (or the count passes a forced
+ * jitprof.tiering_threshold), a round compiles the expressions that have
+ * run since the last round, together:
  * llvmjit generates each one's functions (and their deform functions) into
  * its current module, which is emitted once, at the first compiled call.
  * Expressions that never ran are never compiled; one that runs for the
@@ -28,11 +30,27 @@
  * that function in its own struct and does the check itself, so it stays
  * installed and never writes state->evalfunc on an interpreted call.
  *
- * A compile that fails (while generating code, or while emitting it at the
- * first compiled call, before that call has begun to evaluate) leaves the
- * query interpreted, with one WARNING.  A cancel is not caught.  An error
- * after the switch ends the query as with eager JIT: the resource owner
- * releases the JIT context and its code.
+ * Errors.  Only one part of a round is caught: the emission of its module
+ * at the first compiled call, before that call has begun to evaluate.  It
+ * runs LLVM and jitprof's linker and sinks, which take no lock, buffer pin,
+ * file descriptor or critical section that only transaction abort releases,
+ * so an error there can be caught without a subtransaction (which a parallel
+ * worker could not start anyway): the expressions whose code was not
+ * emitted go back to the interpreter, the query goes on interpreted after
+ * one WARNING, and
+ * InterruptHoldoffCount, which errfinish() zeroed, is restored (elog.c asks
+ * a handler that does not re-throw to do so).  A cancel, a shutdown or a
+ * lock timeout is re-thrown, after that same clean-up.  An error while
+ * llvmjit generates a round's code is re-thrown after the round's
+ * expressions went back to the interpreter: generating reads the catalogs,
+ * whose resources only abort releases, and eager JIT fails the same query
+ * with the same error at executor start-up.  An error after the switch
+ * ends the query as with eager JIT: the resource owner releases the JIT
+ * context and its code.
+ *
+ * Counters (jp_tiering_counters, shown by jitprof_status) count this
+ * backend's tiered queries, switches, expressions and functions compiled
+ * at the switches, expressions never compiled, and failed compiles.
  *
  * Memory: the per-query state and the per-expression structs live in the
  * query's es_query_cxt and are freed with it; a memory context callback
@@ -43,16 +61,33 @@
 #include "postgres.h"
 
 #include "executor/execExpr.h"
+#include "miscadmin.h"
 #include "nodes/execnodes.h"
+#include "storage/latch.h"
 #include "utils/guc.h"
 #include "utils/resowner.h"
+#include "utils/timestamp.h"
+#include "utils/wait_event.h"
 
 #include "provider/provider.h"
+#include "provider/tiering_rule.h"
 
 /* GUCs */
 bool		jitprof_tiering = false;
-int			jitprof_tiering_threshold = 10000;
 bool		jitprof_debug_fail_tiering = false;
+int			jitprof_debug_tiering_wait = JP_TIERING_WAIT_OFF;
+
+static const struct config_enum_entry tiering_wait_options[] = {
+	{"off", JP_TIERING_WAIT_OFF, false},
+	{"generate", JP_TIERING_WAIT_GENERATE, false},
+	{"emit", JP_TIERING_WAIT_EMIT, false},
+	{NULL, 0, false}
+};
+
+/* the longest a round waits for jitprof.debug_tiering_wait */
+#define DEBUG_WAIT_MS	60000
+
+static JpTieringCounters counters;
 
 typedef enum TierMode
 {
@@ -71,6 +106,7 @@ typedef struct TieredExpr
 	TierMode	mode;
 	bool		checked;		/* CheckExprStillValid done */
 	uint64		evaluations;	/* interpreted, since the last round */
+	uint64		weight;			/* work of one evaluation (tiering_rule.c) */
 	int			round;			/* the round that compiled it */
 	ExprStateEvalFunc interp_func;	/* the interpreter's function */
 	void	   *interp_private;
@@ -85,10 +121,15 @@ struct TieringQuery
 	EState	   *estate;
 	ResourceOwner owner;		/* current when the query was set up */
 	const JpTieringCompiler *compiler;
-	uint64		threshold;
+	JpTierRule	rule;			/* when to compile (tiering_rule.c) */
 	uint64		evaluations;	/* interpreted, since the last round */
 	int			rounds;			/* rounds started */
+	int			code_round;		/* the last round that generated code */
 	int			emitted_round;	/* the last round known emitted */
+	/* generated since the last emission, counted when it is emitted */
+	uint64		pending_switches;
+	uint64		pending_exprs;
+	uint64		pending_functions;
 	bool		failed;			/* a compile failed: interpreted for good */
 	TieredExpr *exprs;			/* in the order they were initialized */
 	TieredExpr **exprs_tail;
@@ -114,16 +155,7 @@ jp_tiering_define_gucs(void)
 							 0,
 							 NULL, NULL, NULL);
 
-	DefineCustomIntVariable("jitprof.tiering_threshold",
-							"Sets the number of interpreted expression evaluations of a query after which tiering compiles.",
-							"Counted over the query's interpreted expressions; 0 compiles at the first evaluation.",
-							&jitprof_tiering_threshold,
-							10000,
-							0,
-							INT_MAX,
-							PGC_USERSET,
-							0,
-							NULL, NULL, NULL);
+	jp_tier_rule_define_gucs();
 
 	DefineCustomBoolVariable("jitprof.debug_fail_tiering",
 							 "Makes the first compiled call of each tiering round fail, so that the query goes on interpreted (for testing).",
@@ -133,14 +165,62 @@ jp_tiering_define_gucs(void)
 							 PGC_SUSET,
 							 GUC_NOT_IN_SAMPLE,
 							 NULL, NULL, NULL);
+
+	DefineCustomEnumVariable("jitprof.debug_tiering_wait",
+							 "Makes each tiering round wait while it generates or emits its code, until interrupted or for a minute (for testing).",
+							 NULL,
+							 &jitprof_debug_tiering_wait,
+							 JP_TIERING_WAIT_OFF,
+							 tiering_wait_options,
+							 PGC_SUSET,
+							 GUC_NOT_IN_SAMPLE,
+							 NULL, NULL, NULL);
 }
 
-/* es_query_cxt is going away: forget its query */
+/* this backend's tiering counters, for jitprof_status */
+const JpTieringCounters *
+jp_tiering_counters(void)
+{
+	return &counters;
+}
+
+/*
+ * jitprof.debug_tiering_wait: a compile that takes long and meets an
+ * interrupt check on the way, as one that waits for a catalog lock does.
+ * Waits in PgSleep, so that a test can find the backend there.
+ */
+static void
+debug_wait(int stage)
+{
+	TimestampTz end;
+
+	if (jitprof_debug_tiering_wait != stage)
+		return;
+	end = TimestampTzPlusMilliseconds(GetCurrentTimestamp(), DEBUG_WAIT_MS);
+	for (;;)
+	{
+		long		left;
+
+		CHECK_FOR_INTERRUPTS();
+		left = TimestampDifferenceMilliseconds(GetCurrentTimestamp(), end);
+		if (left <= 0)
+			break;
+		(void) WaitLatch(MyLatch, WL_LATCH_SET | WL_TIMEOUT | WL_EXIT_ON_PM_DEATH,
+						 Min(left, 1000), WAIT_EVENT_PG_SLEEP);
+		ResetLatch(MyLatch);
+	}
+}
+
+/* es_query_cxt is going away: count what it never compiled, forget it */
 static void
 forget_query(void *arg)
 {
 	TieringQuery *query = (TieringQuery *) arg;
 	TieringQuery **link = &live_queries;
+
+	for (TieredExpr *te = query->exprs; te != NULL; te = te->next)
+		if (te->mode == TIER_INTERPRETED || te->mode == TIER_NEVER)
+			counters.expressions_never_compiled++;
 
 	while (*link != NULL)
 	{
@@ -166,13 +246,14 @@ query_of(EState *estate, const JpTieringCompiler *compiler)
 	query->estate = estate;
 	query->owner = CurrentResourceOwner;
 	query->compiler = compiler;
-	query->threshold = (uint64) jitprof_tiering_threshold;
+	jp_tier_rule_init(&query->rule, estate);
 	query->exprs_tail = &query->exprs;
 	query->callback.func = forget_query;
 	query->callback.arg = query;
 	MemoryContextRegisterResetCallback(estate->es_query_cxt, &query->callback);
 	query->next = live_queries;
 	live_queries = query;
+	counters.queries++;
 	return query;
 }
 
@@ -190,6 +271,13 @@ jp_tiering_defer(ExprState *state, const JpTieringCompiler *compiler)
 
 	ExecReadyInterpretedExpr(state);
 
+	/* a plan below the floor cost, or one the rule does not tier */
+	if (jp_tier_rule_below_floor(estate))
+		return true;
+	query = query_of(estate, compiler);
+	if (!query->rule.admitted)
+		return true;
+
 	/*
 	 * tiered_eval relies on what ExecInterpExprStillValid does; anything else
 	 * installed here stays interpreted, untouched.
@@ -198,11 +286,11 @@ jp_tiering_defer(ExprState *state, const JpTieringCompiler *compiler)
 		state->evalfunc_private == NULL)
 		return true;
 
-	query = query_of(estate, compiler);
 	te = MemoryContextAllocZero(estate->es_query_cxt, sizeof(TieredExpr));
 	te->query = query;
 	te->state = state;
 	te->mode = TIER_INTERPRETED;
+	te->weight = jp_tier_rule_weight(&query->rule, state);
 	te->interp_func = (ExprStateEvalFunc) state->evalfunc_private;
 	te->interp_private = state->evalfunc_private;
 	*query->exprs_tail = te;
@@ -213,38 +301,31 @@ jp_tiering_defer(ExprState *state, const JpTieringCompiler *compiler)
 	return true;
 }
 
-/* Report a caught compile error once for the query, as a WARNING. */
-static void
-report_failure(TieringQuery *query, MemoryContext cxt)
+/*
+ * Is a caught error one that must end the query whatever it interrupted?
+ * A cancel (statement_timeout too), a shutdown, a lock timeout: the user or
+ * the server asked to stop, and a failed compile must not hide that.
+ */
+static bool
+must_rethrow(ErrorData *edata)
 {
-	ErrorData  *edata;
-
-	MemoryContextSwitchTo(cxt);
-	edata = CopyErrorData();
-
-	/* a cancel or a shutdown is not a failed compile */
-	if (ERRCODE_TO_CATEGORY(edata->sqlerrcode) == ERRCODE_OPERATOR_INTERVENTION)
-		PG_RE_THROW();
-
-	FlushErrorState();
-	query->compiler->reset_after_error();
-	query->failed = true;
-	ereport(WARNING,
-			(errcode(edata->sqlerrcode),
-			 errmsg("tiered JIT compilation failed, so the query goes on interpreted"),
-			 errdetail_internal("%s", edata->message),
-			 errhint("Set jitprof.tiering to off to compile JIT queries before they run.")));
-	FreeErrorData(edata);
+	return ERRCODE_TO_CATEGORY(edata->sqlerrcode) == ERRCODE_OPERATOR_INTERVENTION ||
+		edata->sqlerrcode == ERRCODE_LOCK_NOT_AVAILABLE;
 }
 
-/* Put every expression of ROUND back to interpreted, for good. */
+/*
+ * Put the expressions of QUERY's rounds after AFTER back to interpreted,
+ * and forget what those rounds generated: they never switched.
+ */
 static void
-revert_round(TieringQuery *query, int round)
+revert_rounds(TieringQuery *query, int after)
 {
+	query->pending_switches = 0;
+	query->pending_exprs = 0;
+	query->pending_functions = 0;
 	for (TieredExpr *te = query->exprs; te != NULL; te = te->next)
 	{
-		if (te->round != round ||
-			(te->mode != TIER_PENDING && te->mode != TIER_COMPILED))
+		if (te->round <= after)
 			continue;
 		te->mode = TIER_INTERPRETED;
 		te->state->evalfunc = tiered_eval;
@@ -267,8 +348,12 @@ compile_round(TieringQuery *query)
 	int			compiled = 0;
 	int			never_ran = 0;
 	uint64		evaluations = query->evaluations;
+	JitContext *jit;
+	size_t		functions_before;
 
 	query->evaluations = 0;
+	jit = query->estate->es_jit;
+	functions_before = jit != NULL ? jit->instr.created_functions : 0;
 
 	/*
 	 * llvmjit allocates its per-expression state in the current memory
@@ -280,6 +365,7 @@ compile_round(TieringQuery *query)
 
 	PG_TRY();
 	{
+		debug_wait(JP_TIERING_WAIT_GENERATE);
 		for (TieredExpr *te = query->exprs; te != NULL; te = te->next)
 		{
 			ExprState  *state = te->state;
@@ -308,25 +394,34 @@ compile_round(TieringQuery *query)
 	}
 	PG_CATCH();
 	{
+		/*
+		 * Not caught: see the file header.  Put every expression whose code
+		 * was not emitted back to the interpreter (the one that failed too),
+		 * then re-throw.
+		 */
 		CurrentResourceOwner = oldowner;
+		MemoryContextSwitchTo(oldcxt);
 		jp_sampler_compile_end(compiling);
-		report_failure(query, oldcxt);
-
-		/* this round's expressions, the one that failed too, interpreted */
-		for (TieredExpr *te = query->exprs; te != NULL; te = te->next)
-		{
-			if (te->round != round)
-				continue;
-			te->mode = TIER_INTERPRETED;
-			te->state->evalfunc = tiered_eval;
-			te->state->evalfunc_private = te;
-		}
-		return;
+		revert_rounds(query, query->emitted_round);
+		query->failed = true;
+		PG_RE_THROW();
 	}
 	PG_END_TRY();
 
 	CurrentResourceOwner = oldowner;
 	MemoryContextSwitchTo(oldcxt);
+	jp_sampler_compile_end(compiling);
+
+	if (compiled > 0)
+	{
+		query->code_round = round;
+		query->pending_switches++;
+		query->pending_exprs += compiled;
+		jit = query->estate->es_jit;
+		if (jit != NULL && jit->instr.created_functions > functions_before)
+			query->pending_functions +=
+				jit->instr.created_functions - functions_before;
+	}
 
 	ereport(DEBUG1,
 			(errmsg_internal("jitprof tiering: round %d after %llu evaluations compiled %d expressions, %d not run yet",
@@ -334,11 +429,38 @@ compile_round(TieringQuery *query)
 							 compiled, never_ran)));
 }
 
+/* QUERY's pending rounds were emitted: the switch took effect */
+static void
+switched(TieringQuery *query)
+{
+	query->emitted_round = query->code_round;
+	counters.switches += query->pending_switches;
+	counters.expressions_compiled += query->pending_exprs;
+	counters.functions_compiled += query->pending_functions;
+	query->pending_switches = 0;
+	query->pending_exprs = 0;
+	query->pending_functions = 0;
+}
+
+/* The rule: does a round that compiles what has run pay now? */
+static bool
+round_pays(TieringQuery *query)
+{
+	JpTierPending pending = {0};
+
+	if (!query->rule.forced)
+		for (TieredExpr *te = query->exprs; te != NULL; te = te->next)
+			if (te->mode == TIER_INTERPRETED && te->evaluations > 0)
+				jp_tier_rule_add(&pending, te->state);
+	return jp_tier_rule_pays(&query->rule, &pending, query->estate);
+}
+
 /*
- * The first call of a compiled expression: the first one of its round emits
- * the round's module.  If that fails before the compiled code has begun to
- * run (state->evalfunc is still an entry that emits), the round goes back
- * to the interpreter, which evaluates this call.
+ * The first call of a compiled expression: unless its module was emitted
+ * already, this call emits it (with every round generated into it since the
+ * last emission).  If that fails before the compiled code has begun to run
+ * (state->evalfunc is still an entry that emits), those rounds go back to
+ * the interpreter, which evaluates this call (see the file header).
  */
 static Datum
 first_compiled_call(TieredExpr *te, ExprContext *econtext, bool *isNull)
@@ -346,36 +468,72 @@ first_compiled_call(TieredExpr *te, ExprContext *econtext, bool *isNull)
 	ExprState  *state = te->state;
 	TieringQuery *query = te->query;
 	MemoryContext cxt = CurrentMemoryContext;
+	uint32		holdoff = InterruptHoldoffCount;
+	uint32		cancel_holdoff = QueryCancelHoldoffCount;
 	int32		compiling = jp_sampler_compile_begin(NULL);
+	ErrorData  *edata;
 	Datum		result;
 
 	state->evalfunc = te->compiled_func;
 	state->evalfunc_private = te->compiled_private;
 	te->mode = TIER_COMPILED;
 
-	if (te->round <= query->emitted_round)
+	if (query->emitted_round >= query->code_round)
 		return state->evalfunc(state, econtext, isNull);
 
 	PG_TRY();
 	{
+		debug_wait(JP_TIERING_WAIT_EMIT);
 		if (jitprof_debug_fail_tiering)
 			elog(ERROR, "failure of tiered compilation injected by jitprof.debug_fail_tiering");
 		result = state->evalfunc(state, econtext, isNull);
 	}
 	PG_CATCH();
 	{
+		jp_sampler_compile_end(compiling);
+
+		/* the module was emitted and the compiled code ran: its error */
 		if (state->evalfunc != te->compiled_func &&
 			state->evalfunc != te->llvmjit_entry)
+		{
+			switched(query);
 			PG_RE_THROW();
-		jp_sampler_compile_end(compiling);
-		report_failure(query, cxt);
-		revert_round(query, te->round);
+		}
+
+		/*
+		 * Every expression whose code was not emitted goes back to the
+		 * interpreter, and this one too: it may be of a round emitted
+		 * already, calling for the first time after a later round.
+		 */
+		revert_rounds(query, query->emitted_round);
+		te->mode = TIER_INTERPRETED;
+		state->evalfunc = tiered_eval;
+		state->evalfunc_private = te;
+		query->failed = true;
+
+		MemoryContextSwitchTo(cxt);
+		edata = CopyErrorData();
+		if (must_rethrow(edata))
+		{
+			FreeErrorData(edata);
+			PG_RE_THROW();
+		}
+		FlushErrorState();
+		InterruptHoldoffCount = holdoff;
+		QueryCancelHoldoffCount = cancel_holdoff;
+		query->compiler->reset_after_error();
+		counters.failures++;
+		ereport(WARNING,
+				(errcode(edata->sqlerrcode),
+				 errmsg("tiered JIT compilation failed, so the query goes on interpreted"),
+				 errdetail_internal("%s", edata->message),
+				 errhint("Set jitprof.tiering to off to compile JIT queries before they run.")));
+		FreeErrorData(edata);
 		return tiered_eval(state, econtext, isNull);
 	}
 	PG_END_TRY();
 
-	if (query->emitted_round < te->round)
-		query->emitted_round = te->round;
+	switched(query);
 	return result;
 }
 
@@ -388,7 +546,9 @@ tiered_eval(ExprState *state, ExprContext *econtext, bool *isNull)
 	if (te->mode == TIER_INTERPRETED && !query->failed)
 	{
 		te->evaluations++;
-		if (++query->evaluations > query->threshold)
+		query->evaluations++;
+		if ((query->rule.work += te->weight) > query->rule.next_check &&
+			round_pays(query))
 			compile_round(query);
 	}
 

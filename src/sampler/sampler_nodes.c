@@ -4,13 +4,13 @@
  *	  The plan-node profile: which plan node of a JIT execution is running
  *	  when the sampler's signal arrives, and the shape of its plan.
  *
- * Contract (see sampler_shared.h): the wrapper pushes a node's id on
- * jp_sig.node_stack, entry first, depth second, with pg_compiler_barrier()
- * between, so the handler always reads an entry that was written.  The
- * wrapper forwards to the pointer it replaced, whatever wrapper sits above
- * or below it.  A statement that does not JIT is never wrapped, nor anything
- * with jitprof.plan_nodes off.  Hash, SubPlan
- * and Bitmap nodes, composition and flushes: doc/plan_nodes.md.
+ * Contract (see sampler_shared.h): a wrapped node's call makes one store
+ * of its plan_node_id into jp_sig.node_running on entry and one of what it
+ * replaced on return; the handler reads that int, so it always sees a
+ * whole id.  The wrapper forwards to the pointer it replaced, whatever
+ * wrapper sits above or below it.  A statement that does not JIT is never
+ * wrapped, nor anything with jitprof.plan_nodes off.  Hash, SubPlan and
+ * Bitmap nodes, composition and flushes: doc/plan_nodes.md.
  *
  * Copyright (c) 2026, The jitprof Developers
  * Distributed under the PostgreSQL License (the file LICENSE).
@@ -40,12 +40,12 @@ bool		jitprof_plan_nodes = false;
 typedef struct JpNodeEntry
 {
 	PlanState  *node;			/* the wrapped node; NULL if none */
-	PlanState  *fwd_node;		/* a node left wrapped after its run */
 	ExecProcNodeMtd saved;		/* what the wrapper forwards to */
+	bool		in_call;		/* forwarding for fwd_node */
+	int32		implicit;		/* a Hash parent's id | JP_NODE_IMPLICIT, or 0 */
 	int32		parent;			/* parent's plan_node_id, -1 */
-	int32		implicit;		/* id of a Hash parent, else -1 */
+	PlanState  *fwd_node;		/* a node left wrapped after its run */
 	int			rewraps;
-	bool		in_call;
 } JpNodeEntry;
 
 static JpNodeEntry node_table[JP_MAX_PLAN_NODES];
@@ -79,8 +79,10 @@ wrapper_slow(PlanState *node, JpNodeEntry *e)
 }
 
 static pg_noinline void
-rewrap(PlanState *node, JpNodeEntry *e)
+rewrap(PlanState *node)
 {
+	JpNodeEntry *e = &node_table[node->plan->plan_node_id];
+
 	if (e->rewraps >= 2 || node->ExecProcNode == NULL)
 		return;
 	e->rewraps++;
@@ -89,59 +91,65 @@ rewrap(PlanState *node, JpNodeEntry *e)
 }
 
 /*
- * Stands in for a wrapped node's ExecProcNode: keeps the node on the
- * running-node stack while it runs.
+ * What runs once a node returns, when the node is a Hash's child or a Hash
+ * was building (running is then its id | JP_NODE_IMPLICIT, see the wrapper).
+ */
+static pg_noinline int32
+after_hash(int32 running, JpNodeEntry *e)
+{
+	if (e->implicit != 0)
+		return e->implicit;
+	/* the Hash's parent calls its other child: the build is over */
+	if (e->parent >= 0 &&
+		node_table[running & JP_NODE_ID_MASK].parent == e->parent)
+		return e->parent;
+	return running;
+}
+
+/*
+ * Stands in for a wrapped node's ExecProcNode: marks the node as running
+ * while it runs.  Its per-call work is meant to stay a few loads and two
+ * stores to jp_sig.node_running, with little to keep across the call: it
+ * runs for every tuple of every node.
  */
 static TupleTableSlot *
 jp_node_wrapper(PlanState *node)
 {
 	int			id = node->plan->plan_node_id;
 	JpNodeEntry *e;
+	ExecProcNodeMtd fn;
 	TupleTableSlot *result;
-	int			d;
+	int32		outer;
 
 	if (unlikely((unsigned) id >= JP_MAX_PLAN_NODES))
 		return wrapper_slow(node, NULL);
 	e = &node_table[id];
-	if (unlikely(e->node != node || e->in_call))
+	outer = jp_sig.node_running;
+
+	/*
+	 * Not this plan's node, or the node already running: no node calls
+	 * itself, so that is a chain of wrappers leading back here.
+	 */
+	if (unlikely(e->node != node || outer == id))
 		return wrapper_slow(node, e);
 
-	d = jp_sig.node_depth;
-	if (unlikely(e->implicit >= 0))
-	{
-		/* a Hash's child: keep the Hash on the stack under it */
-		if ((d == 0 || jp_sig.node_stack[d - 1] != (e->implicit | JP_NODE_IMPLICIT)) &&
-			d < JP_NODE_DEPTH)
-		{
-			jp_sig.node_stack[d] = e->implicit | JP_NODE_IMPLICIT;
-			pg_compiler_barrier();
-			jp_sig.node_depth = ++d;
-		}
-	}
-	else if (d >= 2 && (jp_sig.node_stack[d - 1] & JP_NODE_IMPLICIT) != 0 &&
-			 jp_sig.node_stack[d - 2] == e->parent)
-	{
-		/* the parent's other child runs: its Hash child is done */
-		jp_sig.node_depth = --d;
-	}
-
-	if (likely(d < JP_NODE_DEPTH))
-	{
-		jp_sig.node_stack[d] = id;
-		pg_compiler_barrier();
-		jp_sig.node_depth = d + 1;
-	}
+	/*
+	 * What runs once this node returns is its caller, except under a Hash:
+	 * the Hash goes on building (hashing and inserting the tuple) between its
+	 * child's calls, until its parent calls its other child.
+	 */
+	if (unlikely(((outer | e->implicit) & JP_NODE_IMPLICIT) != 0))
+		outer = after_hash(outer, e);
+	fn = e->saved;
+	jp_sig.node_running = id;
 	if (unlikely(jp_sig.flush_pending))
 		flush_now();
 
-	e->in_call = true;
-	result = e->saved(node);
-	e->in_call = false;
+	result = fn(node);
 	if (unlikely(node->ExecProcNode != jp_node_wrapper))
-		rewrap(node, e);
+		rewrap(node);
 
-	pg_compiler_barrier();
-	jp_sig.node_depth = d;
+	jp_sig.node_running = outer;
 	return result;
 }
 
@@ -177,7 +185,8 @@ install_walker(PlanState *ps, void *context)
 		e->fwd_node = NULL;
 		e->parent = pid;
 		e->implicit = (parent != NULL && IsA(parent, HashState) &&
-					   pid < JP_MAX_PLAN_NODES) ? pid : -1;
+					   pid >= 0 && pid < JP_MAX_PLAN_NODES) ?
+			(pid | JP_NODE_IMPLICIT) : 0;
 		e->rewraps = 0;
 		e->in_call = false;
 		e->node = ps;
@@ -209,7 +218,7 @@ jp_nodes_install(QueryDesc *queryDesc, JpExec *exec)
 	installed_query = queryDesc;
 	installed_exec = exec;
 	exec->nodes_tracked = true;
-	jp_sig.node_depth = 0;
+	jp_sig.node_running = JP_NODE_NONE;
 	jp_sig.flush_pending = false;
 	pg_compiler_barrier();
 	jp_sig.node_exec = exec->id;
@@ -231,7 +240,7 @@ jp_nodes_uninstall(bool capture)
 
 	jp_sig.node_exec = 0;
 	pg_compiler_barrier();
-	jp_sig.node_depth = 0;
+	jp_sig.node_running = JP_NODE_NONE;
 	for (int i = 0; i < ninstalled; i++)
 	{
 		JpNodeEntry *e = &node_table[installed[i]];

@@ -6,8 +6,8 @@
  *
  * jp_sig is written by three files only: sampler_signal.c (the handler, the
  * only code that runs in signal context), sampler_profile.c (executions,
- * slots, flushes and flush points) and sampler_nodes.c (the running-node
- * stack); JpSamplerShared below says who writes which field, and when.
+ * slots, flushes and flush points) and sampler_nodes.c (the running
+ * plan node); JpSamplerShared below says who writes which field, and when.
  * Signal-safety contract.  The handler runs on the backend's only thread,
  * between two instructions of the main code, never beside it.  Hence:
  *	- every field it reads or writes is volatile (a sig_atomic_t for a flag
@@ -53,12 +53,12 @@
 #define JP_MAX_WATCHED		256
 /* plan nodes with a plan_node_id below this get a plan-node profile */
 #define JP_MAX_PLAN_NODES	256
-/* how deep the running-node stack goes (deeper calls are not pushed) */
-#define JP_NODE_DEPTH		128
-/* marks a node-stack entry pushed for a parent that works outside
- * ExecProcNode (a Hash node's build); the low 16 bits are the node's id */
+/* marks a running node that works outside ExecProcNode (a Hash node's
+ * build, between its child's calls); the low 16 bits are the node's id */
 #define JP_NODE_IMPLICIT	0x10000
 #define JP_NODE_ID_MASK		0xFFFF
+/* jp_sig.node_running when no node of the wrapped plan runs */
+#define JP_NODE_NONE		JP_NODE_ID_MASK
 
 /*
  * Samples of one JIT function per expression step, for a function with a
@@ -197,9 +197,10 @@ typedef struct JpWatchEntry
  *	arm, narm      main code (sampler_profile.c) at ExecutorRun, entries
  *				   before the count; the handler reads them to arm the
  *				   watched nodes.
- *	node_exec, node_stack, node_depth
- *				   main code (sampler_nodes.c), as plan nodes are entered and
- *				   left, entry before depth; read by the handler.
+ *	node_exec, node_running
+ *				   main code (sampler_nodes.c): node_running, one store as a
+ *				   plan node is entered and one as it is left; node_exec when
+ *				   a plan is wrapped or unwrapped.  Read by the handler.
  *	compile_exec, compile_node
  *				   main code (sampler_nodes.c), around a compile_expr call;
  *				   read by the handler to charge compile time to the node.
@@ -223,8 +224,7 @@ typedef struct JpSamplerShared
 	JpWatchEntry *arm[JP_MAX_WATCHED];
 	volatile int narm;
 	volatile uint32 node_exec;	/* JpExec.id whose plan is wrapped */
-	volatile int32 node_stack[JP_NODE_DEPTH];
-	volatile int node_depth;
+	volatile int32 node_running;	/* a plan_node_id, or JP_NODE_NONE */
 	volatile uint32 compile_exec;	/* JpExec.id compiling for ... */
 	volatile int32 compile_node;	/* ... this plan node, or -1 */
 	volatile sig_atomic_t flush_pending;
@@ -275,7 +275,7 @@ jp_exec_of(const QueryDesc *queryDesc)
 	return NULL;
 }
 
-/* sampler_nodes.c: the running-node stack the handler reads */
+/* sampler_nodes.c: the running plan node the handler reads */
 extern bool jitprof_plan_nodes;
 extern bool jp_nodes_install(QueryDesc *queryDesc, JpExec *exec);
 extern void jp_nodes_uninstall(bool capture);

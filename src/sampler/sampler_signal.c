@@ -89,6 +89,7 @@ struct JpRangeTable
 /* the state shared with the handler: see sampler_shared.h */
 JpSamplerShared jp_sig = {
 	.compile_node = -1,
+	.node_running = JP_NODE_NONE,
 };
 
 static JpRangeTable *volatile range_table = NULL;
@@ -203,8 +204,8 @@ sample_handler(int signo, siginfo_t *info, void *context)
 
 	/*
 	 * The plan node this sample belongs to: the one whose expression is being
-	 * compiled, else the top of the running-node stack when it is this
-	 * execution's plan's (sampler_nodes.c), else none (-1).
+	 * compiled, else the running node when it is this execution's plan's
+	 * (sampler_nodes.c), else none (-1).
 	 */
 	node = -1;
 	if (jp_sig.compile_exec == exec->id && jp_sig.compile_node >= 0)
@@ -213,12 +214,7 @@ sample_handler(int signo, siginfo_t *info, void *context)
 		exec->node_compile[node] += weight;
 	}
 	else if (jp_sig.node_exec == exec->id)
-	{
-		int			depth = jp_sig.node_depth;
-
-		if (depth > 0)
-			node = jp_sig.node_stack[depth - 1] & JP_NODE_ID_MASK;
-	}
+		node = jp_sig.node_running & JP_NODE_ID_MASK;
 	if (node >= 0 && node < JP_MAX_PLAN_NODES)
 	{
 		exec->node_self[node] += weight;

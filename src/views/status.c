@@ -89,6 +89,7 @@ jitprof_status_1_0(PG_FUNCTION_ARGS)
 	const JitprofFileCounters *jitdump = jp_jitdump_counters();
 	const JitprofUnwindCounters *unwind = jp_jitdump_unwind_counters();
 	const JitprofStepCounters *steps = jp_steps_counters();
+	const JpTieringCounters *tiering = jp_tiering_counters();
 	uint64		kept_maps;
 	uint64		kept_bytes;
 	uint64		kept_removed;
@@ -180,6 +181,15 @@ jitprof_status_1_0(PG_FUNCTION_ARGS)
 	put_status_u64(rsinfo, "gdb_register_us", gdb.register_us);
 	put_status_u64(rsinfo, "gdb_unregister_us",
 				   gdb.unregister_us);
+	put_status_u64(rsinfo, "tiering_queries", tiering->queries);
+	put_status_u64(rsinfo, "tiering_switches", tiering->switches);
+	put_status_u64(rsinfo, "tiering_expressions_compiled",
+				   tiering->expressions_compiled);
+	put_status_u64(rsinfo, "tiering_functions_compiled",
+				   tiering->functions_compiled);
+	put_status_u64(rsinfo, "tiering_expressions_never_compiled",
+				   tiering->expressions_never_compiled);
+	put_status_u64(rsinfo, "tiering_failures", tiering->failures);
 	put_status_u64(rsinfo, "store_shmem_bytes", sizes.shmem_bytes);
 	put_status_u64(rsinfo, "store_hotspot_entry_bytes",
 				   sizes.hotspot_entry_bytes);

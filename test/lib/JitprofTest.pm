@@ -21,12 +21,14 @@ use warnings;
 use Exporter 'import';
 use PostgreSQL::Test::Cluster;
 use PostgreSQL::Test::Utils;
+use Test::More;
 use JitprofCrashes qw(expect_signal);
 
 our @EXPORT = qw(jitprof_node jitprof_conf status_value build_test_module
   maps_of pkglibdir kill_backend llvm_config llvm_tool llvmjit_libllvm
   background_session seqscan_calls_execscan strict_call2_step gdb_prologue
-  corpus_database run_corpus);
+  corpus_database run_corpus backend_footprint
+  footprint_run psql_lines);
 
 # The regression suite's settings, as a string for append_conf.
 sub jitprof_conf
@@ -174,6 +176,63 @@ sub build_test_module
 }
 
 # The correctness corpus's query files, in the order they run.
+# psql commands that print this backend's mappings, anonymous memory and
+# jitprof counters as LABEL|name|value lines, run with JIT off so that
+# measuring links nothing itself (tests 003 and 095).
+sub backend_footprint
+{
+	my ($label) = @_;
+	return qq{
+\\o
+SET jit = off;
+SELECT '$label', 'maps', count(*) FROM regexp_split_to_table(rtrim(pg_read_file('/proc/self/maps'), E'\\n'), E'\\n');
+SELECT '$label', 'rss_anon_kb', (regexp_match(pg_read_file('/proc/self/status'), 'RssAnon:\\s+(\\d+) kB'))[1];
+SELECT '$label', 'anonymous_kb', (regexp_match(pg_read_file('/proc/self/smaps_rollup'), '\\nAnonymous:\\s+(\\d+) kB'))[1];
+SELECT '$label', name, value FROM jitprof_status;
+SELECT '$label', 'epoch', extract(epoch FROM clock_timestamp());
+SET jit = on;
+\\o /dev/null
+};
+}
+
+# backend_footprint()'s lines in OUTPUT, as {label}{name} = value
+sub footprint_results
+{
+	my ($output) = @_;
+	my %m;
+	for (split /\n/, $output)
+	{
+		my ($label, $name, $value) = split /\|/, $_, 3;
+		$m{$label}{$name} = $value;
+	}
+	return %m;
+}
+
+# Run SCRIPT, which holds backend_footprint() sections, in one session of
+# NODE; checks that it ran without an error or a warning, and returns its
+# footprint_results().
+sub footprint_run
+{
+	my ($node, $script) = @_;
+	my $start = time;
+	my ($ret, $stdout, $stderr) = $node->psql('postgres', $script);
+	note("workload took " . (time - $start) . " s");
+	is($ret, 0, 'workload ran');
+	is($stderr, '', 'no errors or warnings');
+	return footprint_results($stdout);
+}
+
+# One psql session on NODE: PREFIX, a SET for each of SETTINGS, then each
+# statement of SQL; returns its stdout lines (an array ref) and stderr.
+sub psql_lines
+{
+	my ($node, $prefix, $settings, @sql) = @_;
+	my ($ret, $out, $err) = $node->psql('postgres',
+		$prefix . join('', map { "SET $_;\n" } @$settings) . join('', map { "$_;\n" } @sql),
+		on_error_stop => 0);
+	return ([ split /\n/, $out ], $err);
+}
+
 my @corpus_files =
   map { ($ENV{JITPROF_SRC} // '.') . "/test/corpus/$_.sql" }
   qw(tpch expressions joins);

@@ -39,24 +39,6 @@ sub workload
 	return $sql;
 }
 
-# This backend's mappings, anonymous memory and jitprof counters, measured
-# with JIT off so that the measuring query links nothing itself.
-sub measure
-{
-	my ($label) = @_;
-	return qq{
-\\o
-SET jit = off;
-SELECT '$label', 'maps', count(*) FROM regexp_split_to_table(rtrim(pg_read_file('/proc/self/maps'), E'\\n'), E'\\n');
-SELECT '$label', 'rss_anon_kb', (regexp_match(pg_read_file('/proc/self/status'), 'RssAnon:\\s+(\\d+) kB'))[1];
-SELECT '$label', 'anonymous_kb', (regexp_match(pg_read_file('/proc/self/smaps_rollup'), '\\nAnonymous:\\s+(\\d+) kB'))[1];
-SELECT '$label', name, value FROM jitprof_status;
-SELECT '$label', 'epoch', extract(epoch FROM clock_timestamp());
-SET jit = on;
-\\o /dev/null
-};
-}
-
 # Unoptimized JIT keeps 10,000 compilations within half a minute on two
 # cores (optimized and inlined ones take ~30 ms each); a shorter optimized
 # and inlined run follows, which must not leak code or mappings either.  Its
@@ -65,27 +47,16 @@ SET jit = on;
 my $script = "SET jit_optimize_above_cost = -1;\nSET jit_inline_above_cost = -1;\n"
   . "\\o /dev/null\n"
   . workload($warmup, 0)
-  . measure('before')
+  . backend_footprint('before')
   . workload($queries, $warmup)
-  . measure('after')
+  . backend_footprint('after')
   . "RESET jit_optimize_above_cost;\nRESET jit_inline_above_cost;\n"
   . workload($optimized, 0)
-  . measure('opt_before')
+  . backend_footprint('opt_before')
   . workload($optimized, $optimized)
-  . measure('optimized');
+  . backend_footprint('optimized');
 
-my $start = time;
-my ($ret, $stdout, $stderr) = $node->psql('postgres', $script);
-note("workload took " . (time - $start) . " s");
-is($ret, 0, 'workload ran');
-is($stderr, '', 'no errors or warnings');
-
-my %m;
-for (split /\n/, $stdout)
-{
-	my ($label, $name, $value) = split /\|/, $_, 3;
-	$m{$label}{$name} = $value;
-}
+my %m = footprint_run($node, $script);
 
 for my $label ('before', 'after', 'opt_before', 'optimized')
 {

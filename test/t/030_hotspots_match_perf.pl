@@ -8,8 +8,8 @@
 # perf cannot name JIT code without a perf map, which is another sink's
 # business.  So perf's share is computed from `perf script` directly: the
 # samples whose IP falls in the address ranges jitprof_functions reports for
-# the qual's symbol, over all samples of the backend.  That is the number
-# `perf report` would print for the symbol given a map of those ranges.
+# the qual's symbol, over the backend's samples in user space (see below
+# why not the kernel's).
 use strict;
 use warnings;
 
@@ -98,12 +98,13 @@ cmp_ok(scalar @r, '>=', $runs, 'one code range per run');
 @r = sort { $a->[0] <=> $b->[0] } @r;
 
 my ($script) = run_command([ 'perf', 'script', '-i', $perf_data, '-F', 'ip' ]);
-my ($all, $in) = (0, 0);
+my ($all, $in, $kernel) = (0, 0, 0);
 for my $line (split /\n/, $script)
 {
 	next unless $line =~ /^\s*([0-9a-f]+)\s*$/;
 	my $ip = hex($1);
 	$all++;
+	$kernel++ if length($1) == 16 && $1 =~ /^ffff[89a-f]/;
 	# binary search of the sorted, disjoint ranges
 	my ($lo, $hi) = (0, $#r);
 	while ($lo <= $hi)
@@ -115,9 +116,16 @@ for my $line (split /\n/, $script)
 	}
 }
 cmp_ok($all, '>', 40000, "perf took enough samples ($all)");
-my $perf_pct = 100.0 * $in / $all;
-diag(sprintf('self share of %s: jitprof %.2f%% (%d of %d samples), perf %.2f%% (%d of %d)',
-		$symbol, $jitprof_pct, $self, $qsamples, $perf_pct, $in, $all));
+# A CPU-timer signal taken while the backend is in the kernel (a page
+# fault, or being preempted on a busy machine) is handled on the way back
+# to user space, so jitprof charges it to the code the kernel returns to;
+# perf charges the kernel.  So perf's share is over its user-space
+# samples.  On forky at a load average of 9 to 24 (2 CPUs), jitprof's
+# share was 1.6 to 2.3 points above perf's share of all its samples, and
+# 1.3 points above its share of user-space ones (the kernel had 2.6%).
+my $perf_pct = 100.0 * $in / ($all - $kernel);
+diag(sprintf('self share of %s: jitprof %.2f%% (%d of %d samples), perf %.2f%% (%d of %d in user space; %d in the kernel)',
+		$symbol, $jitprof_pct, $self, $qsamples, $perf_pct, $in, $all - $kernel, $kernel));
 cmp_ok($perf_pct, '>', 10, 'perf also sees the qual as hot');
 cmp_ok(abs($jitprof_pct - $perf_pct), '<=', 2.0,
 	sprintf('jitprof self share %.2f%% within 2 points of perf %.2f%%', $jitprof_pct, $perf_pct));

@@ -49,12 +49,12 @@ sub run_with_steps
 
 $node->safe_psql('postgres', 'SELECT jitprof_reset()');
 # Neither inlined nor optimized, each multiplication is a call of
-# float8mul from its step: the step's total samples hold the call, and
-# dwarf the function's entry and exit code (the row of no step).  Inlined
+# float8mul from its step: the step's total samples hold the call.  Inlined
 # or optimized (code merged across steps gets no line), a multiplication
-# step costs about what that entry and exit code costs, and which row is on
-# top is a toss-up.  30 runs take about 1,000 CPU-timer ticks.  The
-# plan-node profile is on too, for jitprof_explain's top steps.
+# step costs about what the entry and exit code (the row of no step) costs,
+# and which row is on top is a toss-up.  30 runs take about 1,000
+# CPU-timer ticks.  The plan-node profile is on too, for jitprof_explain's
+# top steps.
 run_with_steps($mul, 30, undef,
 	"SET jit_inline_above_cost = -1;\nSET jit_optimize_above_cost = -1;\n"
 	  . "SET jitprof.plan_nodes = on;\n");
@@ -66,7 +66,10 @@ ORDER BY total_samples DESC, step});
 note("steps of the qual:\n$rows");
 my @rows = map { [ split /\|/ ] } split /\n/, $rows;
 ok(@rows >= 2, 'the qual has step rows');
-my $top = $rows[0];
+# The row of no step (entry and exit code, shared by the seven calls) can
+# outweigh one multiplication step: forky under load once put it first.
+# The claim is about steps, so it is left out here and weighed below.
+my ($top) = grep { $_->[2] ne '' } @rows;
 is($top->[2], $call2, 'top step of the qual is a function call step');
 is($top->[3], 'float8mul', '... the float8 multiplication');
 cmp_ok($top->[4], '>', 0, 'with samples');

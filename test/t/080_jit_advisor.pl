@@ -52,27 +52,24 @@ sub payoff
 # interpreter.  Half the runs have PostgreSQL's thresholds at -1 (it would not
 # JIT), so the forced JIT levels explore plans that stock PostgreSQL runs
 # interpreted; "off" is forced over plans it would JIT.
-my $corpus = ($ENV{JITPROF_SRC} // '.') . '/test/corpus';
-$node->safe_psql('postgres', 'CREATE DATABASE corpus');
-$node->safe_psql('corpus', "SET jit = off;\n\\i $corpus/schema.sql\nCREATE EXTENSION jitprof;");
+corpus_database($node);
 
-sub run_corpus
+# the corpus's output and its number of errors, after a SET of each setting
+sub corpus_errors
 {
 	my (@settings) = @_;
-	my $script = join('', map { "SET $_;\n" } @settings)
-	  . join('', map { "\\i $corpus/$_.sql\n" } qw(tpch expressions joins));
-	my ($ret, $stdout, $stderr) = $node->psql('corpus', $script, on_error_stop => 0);
-	my @errors = $stderr =~ /^(?:psql:\S+ )?ERROR:.*$/mg;
-	return ($stdout, scalar(@errors));
+	my ($out, $err) = run_corpus($node, \@settings);
+	my @errors = $err =~ /^(?:psql:\S+ )?ERROR:.*$/mg;
+	return ($out, scalar(@errors));
 }
 
-my ($ref_out, $ref_errors) = run_corpus('jit = off');
+my ($ref_out, $ref_errors) = corpus_errors('jit = off');
 cmp_ok(scalar(split /\n/, $ref_out), '>', 3000, 'the corpus produced output');
 for my $level (qw(off jit jit+opt jit+inline all))
 {
 	my @no_jit = $level eq 'off' ? () : ('jit_above_cost = -1');
 	$node->safe_psql('postgres', 'SELECT jitprof_reset()');
-	my ($out, $errors) = run_corpus(@no_jit, "jitprof.debug_advisor_level = '$level'");
+	my ($out, $errors) = corpus_errors(@no_jit, "jitprof.debug_advisor_level = '$level'");
 	ok($out eq $ref_out, "forced level $level: output identical to the interpreter's");
 	is($errors, $ref_errors, "forced level $level: the same errors");
 	my ($explored, $at_level) = split /\|/, $node->safe_psql('postgres', qq{
@@ -231,11 +228,19 @@ ok(!-e $node->data_dir . '/pg_stat/jitprof_advisor.stat', 'the saved file was lo
 is($node->safe_psql('postgres',
 	'SELECT string_agg(queryid || verdict || enforced_level, \',\' ORDER BY queryid) FROM jitprof_jit_payoff WHERE enforced_level IS NOT NULL'),
 	$decided, 'after a restart the same queries are decided, at the same levels');
+# The jit = off run above recorded one more interpreted execution of the
+# wide aggregate, which can leave its verdict undecided (the interval of
+# its saving then reaches 0): each query is expected at the level it is
+# enforced at now, and an undecided one at PostgreSQL's (off).
+my $pays_level = payoff($pays_id, 'coalesce(enforced_level, \'\')');
+note('after the restart the wide aggregate is enforced at ' . ($pays_level || 'no level (undecided)'));
+my ($pays_expect, $pays_jit) =
+  $pays_level eq '' ? ('off', 0) : ($pays_level, $pays_level eq 'off' ? 0 : 1);
 ($lose_before, $pays_before) = ($levels_of->($lose_id), $levels_of->($pays_id));
 $enforce_run->('');
 is($levels_of->($lose_id) . ' ' . $levels_of->($pays_id),
-	$plus->($lose_before, 'off', 3, 0) . ' ' . $plus->($pays_before, 'jit+opt', 1, 1),
-	'and enforce mode applies them after the restart');
+	$plus->($lose_before, 'off', 3, 0) . ' ' . $plus->($pays_before, $pays_expect, 1, $pays_jit),
+	"and enforce mode applies them after the restart (the wide aggregate at $pays_expect)");
 
 # jitprof_reset() forgets them: PostgreSQL's levels again.
 $node->safe_psql('postgres', 'SELECT jitprof_reset()');

@@ -26,14 +26,10 @@ my $scan = 'SELECT sum(a * 2), count(*) FROM t WHERE b % 3 = 0';
 my $names = "SET jit = off; SELECT string_agg(symbol, ' ' ORDER BY symbol) FROM jitprof_functions";
 my $linked = "SET jit = off; SELECT value FROM jitprof_status WHERE name = 'objects_linked'";
 
-# One session: SETTINGS, then SQL; returns stdout lines and stderr.
 sub session
 {
 	my ($settings, @sql) = @_;
-	my ($ret, $out, $err) = $node->psql('postgres',
-		$common . join('', map { "SET $_;\n" } @$settings) . join('', map { "$_;\n" } @sql),
-		on_error_stop => 0);
-	return ([ split /\n/, $out ], $err);
+	return psql_lines($node, $common, $settings, @sql);
 }
 
 my ($off) = session(['jit = off'], $scan);

@@ -1,0 +1,186 @@
+#!/bin/bash
+# Tiered JIT against PostgreSQL's choices, side by side in one run, on one
+# throwaway cluster with jitprof as jit_provider (doc/tiering.md):
+#
+#   defaults  PostgreSQL's JIT settings as shipped
+#   off       jit = off
+#   eager     jit_above_cost, jit_optimize_above_cost, jit_inline_above_cost 0
+#   tiered    as eager, with jitprof.tiering = on (the rule decides)
+#
+# Query classes:
+#   oltp      pgbench select-only, prepared, one client, jit_above_cost = 0
+#             in every configuration but off (tps, per configuration)
+#   tpch      the TPC-H-style queries of test/corpus/tpch.sql on the corpus
+#             data, lineitem made SCALE times larger
+#   over      priced high, touches few rows: a 64-partition table scanned
+#             for a few rows, and a set-returning function declared ROWS
+#             20000000 that returns 300
+#   under     priced under jit_above_cost, runs long: a function declared
+#             ROWS 10 that returns ROWS_UNDER rows, aggregated
+#
+# Per statement, the backend's own CPU time (/proc/self/schedstat, ns),
+# read before and after it in the same session; the configurations
+# alternate within each round, and the median over ROUNDS is kept.  Printed:
+# CPU ms per query and configuration, ratios to off and to the better of
+# off and eager, geometric means per class, and pgbench tps ratios.
+#
+#   bench/tiering.sh [ROUNDS [SCALE [OLTP_SECONDS]]]
+#
+# The short form for a shared machine is bench/tiering.sh 3 1 5; the full
+# form (a quiet machine) bench/tiering.sh 15 20 60.  Run as root (builds
+# and installs like tools/test.sh); JITPROF_PGTREE and JITPROF_PORT select a
+# private tree and port.
+set -euo pipefail
+
+rounds=${1:-3}
+scale=${2:-1}
+oltp_seconds=${3:-5}
+rows_under=$((200000 * scale))
+here=$(cd "$(dirname "$0")" && pwd)
+. "$here"/../tools/common.sh
+build_and_install >/dev/null
+
+work=$(make_workdir bench-tiering)
+cleanup() {
+	stop_clusters
+	rm -rf "$work"
+}
+trap cleanup EXIT
+init_cluster "$work/data" "$PG_PORT" "$work" "shared_preload_libraries = 'jitprof'
+jit_provider = 'jitprof'
+compute_query_id = on
+max_parallel_workers_per_gather = 0
+shared_buffers = 256MB
+autovacuum = off"
+as_pg_user "$PG_BINDIR"/pg_ctl -D "$work/data" -l "$work/log" -w start >/dev/null
+psql_q() {
+	as_pg_user "$PG_BINDIR"/psql -X -q -At -v ON_ERROR_STOP=1 -h "$work" -p "$PG_PORT" -d postgres "$@"
+}
+
+as_pg_user "$PG_BINDIR"/pgbench -q -i -s 1 -h "$work" -p "$PG_PORT" postgres >/dev/null 2>&1
+{
+	echo "SET client_min_messages = warning; SET jit = off;"
+	cat "$work/test/corpus/schema.sql"
+	# SCALE times the lineitem rows (its primary key dropped for the copies)
+	if [ "$scale" -gt 1 ]; then
+		echo "CREATE TABLE lineitem_base AS SELECT * FROM lineitem;"
+		echo "ALTER TABLE lineitem DROP CONSTRAINT lineitem_pkey;"
+		for ((s = 1; s < scale; s++)); do
+			echo "INSERT INTO lineitem SELECT * FROM lineitem_base;"
+		done
+	fi
+	cat <<EOF
+CREATE TABLE small_t AS SELECT g AS k, g * 0.37::float8 AS v FROM generate_series(1, 300) g;
+CREATE FUNCTION est_rows() RETURNS TABLE (k int, v float8)
+  LANGUAGE plpgsql STABLE ROWS 20000000
+  AS \$\$ BEGIN RETURN QUERY SELECT s.k, s.v FROM small_t s; END \$\$;
+CREATE TABLE parts (id int, amount float8, note int) PARTITION BY HASH (id);
+SELECT format('CREATE TABLE parts_%s PARTITION OF parts FOR VALUES WITH (MODULUS 64, REMAINDER %s)', r, r)
+  FROM generate_series(0, 63) r \gexec
+INSERT INTO parts SELECT g, g * 1.1, g % 7 FROM generate_series(1, 3200) g;
+CREATE TABLE long_t AS SELECT g AS k, g * 0.37::float8 AS v FROM generate_series(1, $rows_under) g;
+CREATE FUNCTION few_rows() RETURNS TABLE (k int, v float8)
+  LANGUAGE plpgsql STABLE ROWS 10
+  AS \$\$ BEGIN RETURN QUERY SELECT s.k, s.v FROM long_t s; END \$\$;
+VACUUM ANALYZE;
+CREATE FUNCTION cpu_ns() RETURNS bigint LANGUAGE sql
+  AS \$\$ SELECT split_part(pg_read_file('/proc/self/schedstat'), ' ', 1)::bigint \$\$;
+CREATE TABLE m (cfg text, class text, q text, cpu bigint);
+EOF
+} >"$work/load.sql"
+psql_q -f "$work/load.sql" >/dev/null
+
+# the statements: CLASS LABEL SQL, one a line
+{
+	perl -e '
+		local $/; my $t = <STDIN>;
+		for my $s (split /;\s*\n/, $t) {
+			my ($l) = $s =~ /^-- (Q\d+[a-z-]*)/m; $s =~ s/^--.*\n//mg; $s =~ s/\s+/ /g;
+			print "tpch\t$l\t$s\n" if $l && $s =~ /\S/;
+		}' <"$work/test/corpus/tpch.sql"
+	printf 'over\tparts\tSELECT sum(amount * 1.5 + note), count(*) FROM parts WHERE id IN (7, 77, 777)\n'
+	printf 'over\test_rows\tSELECT k %% 10, sum(v * 1.5 + k), avg(v - k), count(*) FROM est_rows() GROUP BY 1 ORDER BY 1\n'
+	printf 'under\tfew_rows\tSELECT k %% 10, sum(v * 1.5 + k), avg(v - k), max(v * k), min(v / (k + 1)), count(*) FROM few_rows() GROUP BY 1 ORDER BY 1\n'
+} >"$work/statements.tsv"
+
+declare -A cfg
+cfg[defaults]="RESET ALL;"
+cfg[off]="RESET ALL; SET jit = off;"
+cfg[eager]="RESET ALL; SET jit_above_cost = 0; SET jit_optimize_above_cost = 0; SET jit_inline_above_cost = 0;"
+cfg[tiered]="${cfg[eager]} SET jitprof.tiering = on;"
+configs=(defaults off eager tiered)
+
+{
+	# the session loads LLVM before anything is measured
+	echo "SET jit_above_cost = 0; SELECT count(*) FROM small_t; RESET ALL;"
+	for ((r = 0; r < rounds; r++)); do
+		for ((i = 0; i < ${#configs[@]}; i++)); do
+			c=${configs[$(((i + r) % ${#configs[@]}))]}
+			echo "${cfg[$c]}"
+			while IFS=$'\t' read -r class label sql; do
+				echo "SELECT cpu_ns() AS t0 \\gset"
+				echo "\\o /dev/null"
+				echo "$sql;"
+				echo "\\o"
+				echo "INSERT INTO m VALUES ('$c', '$class', '$label', cpu_ns() - :t0);"
+			done <"$work/statements.tsv"
+		done
+	done
+} >"$work/run.sql"
+psql_q -f "$work/run.sql" >/dev/null
+
+# oltp: pgbench select-only, prepared, JIT forced where JIT is on
+declare -A tps
+for ((r = 0; r < rounds; r++)); do
+	for c in defaults off eager tiered; do
+		opts="-c jit_above_cost=0"
+		case $c in
+		off) opts="-c jit=off" ;;
+		eager) opts="$opts -c jit_optimize_above_cost=0 -c jit_inline_above_cost=0" ;;
+		tiered) opts="$opts -c jit_optimize_above_cost=0 -c jit_inline_above_cost=0 -c jitprof.tiering=on" ;;
+		esac
+		t=$(as_pg_user env PGOPTIONS="$opts" "$PG_BINDIR"/pgbench -n -S -M prepared -c 1 -T "$oltp_seconds" \
+			-h "$work" -p "$PG_PORT" postgres 2>/dev/null | sed -n 's/^tps = \([0-9.]*\).*/\1/p')
+		tps[$c]="${tps[$c]:-} $t"
+	done
+done
+
+echo "# bench/tiering.sh $rounds $scale $oltp_seconds, commit $(git -C "$TOP" rev-parse --short HEAD 2>/dev/null || echo unknown), $(date -u +%F)"
+echo "# CPU: the backend's schedstat per statement, median of $rounds rounds (ms)"
+psql_q -P footer=off <<'EOF'
+\pset tuples_only off
+\pset format aligned
+SET jit = off;
+CREATE TEMP VIEW med AS
+  SELECT class, q, cfg, percentile_cont(0.5) WITHIN GROUP (ORDER BY cpu) / 1e6 AS ms
+  FROM m GROUP BY class, q, cfg;
+CREATE TEMP VIEW w AS
+  SELECT class, q,
+    max(ms) FILTER (WHERE cfg = 'defaults') AS defaults,
+    max(ms) FILTER (WHERE cfg = 'off') AS off,
+    max(ms) FILTER (WHERE cfg = 'eager') AS eager,
+    max(ms) FILTER (WHERE cfg = 'tiered') AS tiered
+  FROM med GROUP BY class, q;
+SELECT class, q, round(defaults::numeric, 2) AS defaults, round(off::numeric, 2) AS off,
+  round(eager::numeric, 2) AS eager, round(tiered::numeric, 2) AS tiered,
+  round((tiered / off)::numeric, 3) AS "tiered/off",
+  round((tiered / eager)::numeric, 3) AS "tiered/eager",
+  round((tiered / least(off, eager))::numeric, 3) AS "tiered/best"
+FROM w ORDER BY class, q;
+SELECT class, count(*) AS queries,
+  round(exp(avg(ln(tiered / off)))::numeric, 3) AS "geomean tiered/off",
+  round(exp(avg(ln(tiered / eager)))::numeric, 3) AS "geomean tiered/eager",
+  round(exp(avg(ln(tiered / least(off, eager))))::numeric, 3) AS "geomean tiered/best",
+  round(max(tiered / least(off, eager))::numeric, 3) AS "max tiered/best",
+  round(sum(tiered)::numeric, 1) AS "tiered ms",
+  round(sum(off)::numeric, 1) AS "off ms", round(sum(eager)::numeric, 1) AS "eager ms",
+  round(sum(defaults)::numeric, 1) AS "defaults ms"
+FROM w GROUP BY class ORDER BY class;
+EOF
+median() { tr ' ' '\n' | grep . | sort -g | awk '{a[NR]=$1} END {print (NR%2 ? a[(NR+1)/2] : (a[NR/2]+a[NR/2+1])/2)}'; }
+echo "# oltp: pgbench -S -M prepared -c 1 -T $oltp_seconds, JIT forced (jit_above_cost = 0) except off; median tps"
+off_tps=$(echo "${tps[off]}" | median)
+for c in defaults off eager tiered; do
+	m=$(echo "${tps[$c]}" | median)
+	printf '%-9s tps %10.1f  ratio to off %.3f   (runs:%s)\n' "$c" "$m" "$(echo "$m / $off_tps" | bc -l)" "${tps[$c]}"
+done

@@ -1,0 +1,141 @@
+#!/bin/bash
+# Calibration of tiering's rule (src/provider/tiering_rule.c, doc/tiering.md):
+# on one throwaway cluster with jitprof as jit_provider, in ONE backend, side
+# by side (the configurations alternate in each round), it measures
+#
+#  - the CPU time of a scan of ROWS rows whose qual has K additions, for two
+#    values of K, interpreted (jit = off) and compiled at each level; the
+#    difference between the two K, divided by rows and by the difference in
+#    steps, is the cost of one step interpreted and compiled (the scan's own
+#    cost cancels);
+#  - EXPLAIN ANALYZE's JIT time (of a second run, with TIMING on) (generation + inlining + optimisation +
+#    emission) of the same scans (per step compiled), and of M scans of a
+#    one-row table under UNION ALL for two values of M (per function; the
+#    intercept is the module's own cost).
+#
+# CPU time is the backend's own, read from /proc/self/schedstat (ns) before
+# and after each statement; the minimum over ROUNDS rounds is kept.  Steps
+# per row are read from the rule's DEBUG1 message (jitprof tiering rule:
+# ... N functions of S steps).
+#
+#   bench/tiering_calibrate.sh [ROUNDS [ROWS]]
+#
+# Run as root (builds and installs like tools/test.sh); JITPROF_PGTREE and
+# JITPROF_PORT select a private tree and port as for the tests.
+set -euo pipefail
+
+rounds=${1:-5}
+rows=${2:-1000000}
+here=$(cd "$(dirname "$0")" && pwd)
+. "$here"/../tools/common.sh
+build_and_install >/dev/null
+
+work=$(make_workdir bench-tiering-calibrate)
+cleanup() {
+	stop_clusters
+	rm -rf "$work"
+}
+trap cleanup EXIT
+init_cluster "$work/data" "$PG_PORT" "$work" "shared_preload_libraries = 'jitprof'
+jit_provider = 'jitprof'
+compute_query_id = on
+max_parallel_workers_per_gather = 0
+jit = on
+jit_above_cost = 0
+autovacuum = off"
+as_pg_user "$PG_BINDIR"/pg_ctl -D "$work/data" -l "$work/log" -w start >/dev/null
+psql_q() {
+	as_pg_user "$PG_BINDIR"/psql -X -q -At -v ON_ERROR_STOP=1 -h "$work" -p "$PG_PORT" -d postgres "$@"
+}
+
+k1=1
+k2=41
+m1=2
+m2=22
+qual() {
+	local k=$1 e=a i
+	for ((i = 1; i < k; i++)); do e="$e + a"; done
+	echo "$e > 0"
+}
+scan() { echo "SELECT count(*) FROM t WHERE $(qual "$1")"; }
+unions() {
+	local m=$1 q="SELECT count(*) FROM (SELECT a FROM one WHERE a > 0" i
+	for ((i = 1; i < m; i++)); do q="$q UNION ALL SELECT a FROM one WHERE a > $i"; done
+	echo "$q) u"
+}
+
+psql_q >/dev/null <<EOF
+CREATE TABLE t AS SELECT (g % 1000)::int AS a FROM generate_series(1, $rows) g;
+CREATE TABLE one AS SELECT 1000 AS a;
+VACUUM ANALYZE;
+CREATE FUNCTION cpu_ns() RETURNS bigint LANGUAGE sql
+  AS \$\$ SELECT split_part(pg_read_file('/proc/self/schedstat'), ' ', 1)::bigint \$\$;
+-- CPU ns of one execution of SQL, and its JIT ms and functions
+CREATE FUNCTION measure(sql text, OUT cpu bigint, OUT jit_ms float8, OUT functions int)
+LANGUAGE plpgsql AS \$\$
+DECLARE
+  t0 bigint;
+  plan json;
+BEGIN
+  t0 := cpu_ns();
+  EXECUTE 'EXPLAIN (ANALYZE, TIMING OFF, FORMAT JSON) ' || sql INTO plan;
+  cpu := cpu_ns() - t0;
+  -- EXPLAIN prints JIT times only with TIMING on: a second run for them
+  EXECUTE 'EXPLAIN (ANALYZE, TIMING ON, FORMAT JSON) ' || sql INTO plan;
+  jit_ms := coalesce((plan->0->'JIT'->'Timing'->>'Total')::float8, 0);
+  functions := coalesce((plan->0->'JIT'->>'Functions')::int, 0);
+END \$\$;
+CREATE TABLE m (cfg text, q text, cpu bigint, jit_ms float8, functions int);
+EOF
+
+# steps per row of each scan, from the rule's message (tiering on, floor 0)
+steps() {
+	psql_q -c "SET jitprof.tiering = on" -c "SET jitprof.tiering_min_cost = 0" \
+		-c "SET jit_optimize_above_cost = -1" -c "SET jit_inline_above_cost = -1" \
+		-c "SET client_min_messages = debug1" -c "$(scan "$1")" 2>&1 >/dev/null |
+		sed -n 's/.*functions of \([0-9]*\) steps.*/\1/p' | head -1
+}
+s1=$(steps $k1)
+s2=$(steps $k2)
+
+declare -A cfg
+cfg[off]="SET jit = off;"
+cfg[jit]="SET jit_optimize_above_cost = -1; SET jit_inline_above_cost = -1;"
+cfg[jit+opt]="SET jit_optimize_above_cost = 0; SET jit_inline_above_cost = -1;"
+cfg[all]="SET jit_optimize_above_cost = 0; SET jit_inline_above_cost = 0;"
+{
+	for ((r = 0; r < rounds; r++)); do
+		for c in off jit jit+opt all; do
+			for q in "k$k1" "k$k2" "m$m1" "m$m2"; do
+				case $q in
+				k*) sql=$(scan "${q#k}") ;;
+				m*) sql=$(unions "${q#m}") ;;
+				esac
+				[ "$c" = off ] && [ "${q:0:1}" = m ] && continue
+				echo "RESET ALL; ${cfg[$c]}"
+				echo "INSERT INTO m SELECT '$c', '$q', * FROM measure(\$q\$$sql\$q\$);"
+			done
+		done
+	done
+} >"$work/run.sql"
+psql_q -f "$work/run.sql" >/dev/null
+
+echo "# bench/tiering_calibrate.sh $rounds $rows, commit $(git -C "$TOP" rev-parse --short HEAD 2>/dev/null || echo unknown), $(date -u +%F)"
+echo "# steps per row: K=$k1 -> $s1, K=$k2 -> $s2; CPU: backend's schedstat, min of $rounds rounds"
+psql_q -P footer=off -F ' ' <<EOF
+\\pset tuples_only off
+SET jit = off;
+WITH b AS (SELECT cfg, q, min(cpu) AS cpu, min(jit_ms) AS jit_ms, max(functions) AS f FROM m GROUP BY cfg, q),
+k AS (SELECT x.cfg,
+        ((y.cpu - y.jit_ms * 1e6) - (x.cpu - x.jit_ms * 1e6)) / ($rows::float8 * ($s2 - $s1)) AS ns_per_step_run,
+        (y.jit_ms - x.jit_ms) * 1e6 / ($s2 - $s1) AS compile_ns_per_step
+      FROM b x JOIN b y ON x.cfg = y.cfg AND x.q = 'k$k1' AND y.q = 'k$k2'),
+f AS (SELECT x.cfg, (y.jit_ms - x.jit_ms) * 1e6 / nullif(y.f - x.f, 0) AS compile_ns_per_function,
+        (x.jit_ms * 1e6) - x.f * (y.jit_ms - x.jit_ms) * 1e6 / nullif(y.f - x.f, 0) AS module_ns
+      FROM b x JOIN b y ON x.cfg = y.cfg AND x.q = 'm$m1' AND y.q = 'm$m2')
+SELECT k.cfg AS level, round(k.ns_per_step_run::numeric, 2) AS run_ns_per_step,
+       round(k.compile_ns_per_step::numeric) AS compile_ns_per_step,
+       round(f.compile_ns_per_function::numeric) AS compile_ns_per_function,
+       round(f.module_ns::numeric) AS module_ns
+FROM k LEFT JOIN f USING (cfg) ORDER BY k.cfg;
+EOF

@@ -1,0 +1,267 @@
+/*-------------------------------------------------------------------------
+ *
+ * tiering_rule.c
+ *	  Tiering's decision rule: which queries are tiered, when compiling the
+ *	  expressions that have run pays for the rest of the query, and at which
+ *	  optimisation level.
+ *
+ * The rule (doc/tiering.md, "The rule") works in units of interpreted
+ * expression steps.  tiering.c adds an expression's step count to the
+ * query's work at each of its interpreted evaluations; when the work passes
+ * next_check, it asks jp_tier_rule_pays() about the expressions that have
+ * run since the last round.  A round pays when the time the compiled code
+ * is predicted to save over the rest of the query is at least what
+ * compiling costs:
+ *
+ *	   remaining steps * (interpreted - compiled ns per step)
+ *		   >= module + functions * per function + steps * per step (ns)
+ *
+ * The remaining steps are predicted to be as many as those done so far
+ * (since the last round): the measured work alone, as in the rent-or-buy
+ * problem, so that a query whose plan estimates are wrong either way is
+ * neither compiled early nor left interpreted long.  A query that ends
+ * before it has done as much interpreted work as compiling would cost
+ * never compiles; one that runs on pays at most about twice what eager
+ * JIT would have paid for compiling.  The plan's row estimates are not used:
+ * they are what the two misestimate cases of the benchmark get wrong.
+ *
+ * The optimisation level is the one whose predicted net saving over the
+ * remaining steps is largest, among those the plan's jitFlags allow (a
+ * session's jit_optimize_above_cost = -1 keeps it off).  It is set in the
+ * query's es_jit_flags before the first round, which is when llvmjit
+ * creates the query's JIT context and reads them.
+ *
+ * The constants are measured by bench/tiering_calibrate.sh on the machine
+ * named in doc/tiering.md.
+ *
+ * Copyright (c) 2026, The jitprof Developers
+ * Distributed under the PostgreSQL License (the file LICENSE).
+ *
+ * IDENTIFICATION
+ *	  src/provider/tiering_rule.c
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include <float.h>
+#include <math.h>
+
+#include "executor/execExpr.h"
+#include "jit/jit.h"
+#include "utils/guc.h"
+
+#include "advisor/advisor.h"
+#include "provider/tiering_rule.h"
+
+/* GUCs */
+int			jitprof_tiering_threshold = -1;
+double		jitprof_tiering_min_cost = 1000.0;
+
+/*
+ * The measured costs of one optimisation level (bench/tiering_calibrate.sh,
+ * doc/tiering.md): compiling, in ns, and running one step of compiled
+ * code; the interpreter's ns per step is INTERPRETED_NS_PER_STEP.
+ */
+typedef struct TierLevelCost
+{
+	const char *name;
+	int			flags;			/* PGJIT_OPT3 and PGJIT_INLINE bits */
+	double		module_ns;		/* per round (one module emitted) */
+	double		function_ns;	/* per function */
+	double		step_ns;		/* per step compiled */
+	double		run_ns_per_step;	/* the compiled code, per step run */
+} TierLevelCost;
+
+#define INTERPRETED_NS_PER_STEP		3.3
+
+static const TierLevelCost level_costs[] = {
+	{"jit", 0, 4500000.0, 910000.0, 190000.0, 1.55},
+	{"jit+opt", PGJIT_OPT3, 18000000.0, 7300000.0, 2300000.0, 1.2},
+	{"all", PGJIT_OPT3 | PGJIT_INLINE, 15000000.0, 11000000.0, 2200000.0, 0.1},
+};
+
+#define NLEVELS lengthof(level_costs)
+
+void
+jp_tier_rule_define_gucs(void)
+{
+	DefineCustomIntVariable("jitprof.tiering_threshold",
+							"Forces tiering to compile after this many interpreted expression evaluations of a query, instead of the rule.",
+							"-1 lets the rule decide from measured work (doc/tiering.md); 0 compiles at the first evaluation.  For tests.",
+							&jitprof_tiering_threshold,
+							-1,
+							-1,
+							INT_MAX,
+							PGC_USERSET,
+							0,
+							NULL, NULL, NULL);
+
+	DefineCustomRealVariable("jitprof.tiering_min_cost",
+							 "Sets the plan cost below which tiering leaves a query interpreted without counting.",
+							 NULL,
+							 &jitprof_tiering_min_cost,
+							 1000.0,
+							 0.0,
+							 DBL_MAX,
+							 PGC_USERSET,
+							 0,
+							 NULL, NULL, NULL);
+}
+
+static double
+compile_ns(const TierLevelCost *c, const JpTierPending *p)
+{
+	return c->module_ns + c->function_ns * p->functions + c->step_ns * p->steps;
+}
+
+static double
+saving_ns_per_step(const TierLevelCost *c)
+{
+	return INTERPRETED_NS_PER_STEP - c->run_ns_per_step;
+}
+
+/* the steps after which the cheapest level pays for PENDING */
+static uint64
+break_even(const JpTierPending *p)
+{
+	double		best = -1;
+
+	for (int l = 0; l < NLEVELS; l++)
+	{
+		double		s = saving_ns_per_step(&level_costs[l]);
+		double		steps;
+
+		if (s <= 0)
+			continue;
+		steps = compile_ns(&level_costs[l], p) / s;
+		if (best < 0 || steps < best)
+			best = steps;
+	}
+	if (best < 0 || best >= (double) PG_UINT64_MAX / 2)
+		return PG_UINT64_MAX / 2;
+	return (uint64) ceil(best);
+}
+
+/* the first check: no round can pay before one function of one step would */
+static uint64
+first_check(void)
+{
+	JpTierPending one = {1, 1, 1};
+
+	return break_even(&one);
+}
+
+/*
+ * Set up the rule for a query that passed the floor.  A query the advisor
+ * has judged "jit loses" is not tiered; a forced switch point
+ * (jitprof.tiering_threshold) overrides both.
+ */
+void
+jp_tier_rule_init(JpTierRule *rule, EState *estate)
+{
+	memset(rule, 0, sizeof(*rule));
+	rule->admitted = true;
+	if (jitprof_tiering_threshold >= 0)
+	{
+		rule->forced = true;
+		rule->next_check = (uint64) jitprof_tiering_threshold;
+		return;
+	}
+	if (jp_advisor_jit_loses((int64) estate->es_plannedstmt->queryId))
+	{
+		rule->admitted = false;
+		return;
+	}
+	rule->next_check = first_check();
+}
+
+/* what one interpreted evaluation of STATE adds to the query's work */
+uint64
+jp_tier_rule_weight(const JpTierRule *rule, ExprState *state)
+{
+	return rule->forced ? 1 : (uint64) Max(state->steps_len, 1);
+}
+
+/* Add STATE, an expression that has run, to what a round would compile. */
+void
+jp_tier_rule_add(JpTierPending *pending, ExprState *state)
+{
+	pending->expressions++;
+	pending->functions++;
+	pending->steps += state->steps_len;
+	for (int i = 0; i < state->steps_len; i++)
+	{
+		ExprEvalOp	op = ExecEvalStepOp(state, &state->steps[i]);
+
+		/* llvmjit compiles a deform function for each of these it can */
+		if (op == EEOP_INNER_FETCHSOME || op == EEOP_OUTER_FETCHSOME ||
+			op == EEOP_SCAN_FETCHSOME)
+			pending->functions++;
+	}
+}
+
+/*
+ * The query's work has passed next_check: does a round that compiles
+ * PENDING pay now?  If so, choose the level for the first round, and start
+ * counting the next round's work; if not, set the next check.
+ */
+bool
+jp_tier_rule_pays(JpTierRule *rule, const JpTierPending *pending,
+				  EState *estate)
+{
+	double		remaining = (double) rule->work;
+	int			best = -1;
+	double		best_net = 0;
+	int			allowed = estate->es_jit_flags & (PGJIT_OPT3 | PGJIT_INLINE);
+
+	if (rule->forced)
+	{
+		rule->work = 0;
+		rule->rounds++;
+		return true;
+	}
+	if (pending->expressions == 0)
+	{
+		rule->next_check = rule->work + break_even(pending);
+		return false;
+	}
+
+	for (int l = 0; l < NLEVELS; l++)
+	{
+		const TierLevelCost *c = &level_costs[l];
+		double		net;
+
+		if ((c->flags & ~allowed) != 0)
+			continue;
+		/* a later round's module is emitted at the first round's level */
+		if (estate->es_jit != NULL &&
+			c->flags != (estate->es_jit->flags & (PGJIT_OPT3 | PGJIT_INLINE)))
+			continue;
+		net = remaining * saving_ns_per_step(c) - compile_ns(c, pending);
+		if (net >= 0 && (best < 0 || net > best_net))
+		{
+			best = l;
+			best_net = net;
+		}
+	}
+
+	if (best < 0)
+	{
+		rule->next_check = Max(break_even(pending), rule->work + 1);
+		return false;
+	}
+
+	if (estate->es_jit == NULL)
+		estate->es_jit_flags = (estate->es_jit_flags & ~(PGJIT_OPT3 | PGJIT_INLINE)) |
+			level_costs[best].flags;
+	ereport(DEBUG1,
+			(errmsg_internal("jitprof tiering rule: %llu steps interpreted, compiling %d functions of %d steps pays at level %s",
+							 (unsigned long long) rule->work,
+							 pending->functions, pending->steps,
+							 level_costs[best].name)));
+	rule->work = 0;
+	rule->rounds++;
+	rule->next_check = first_check();
+	return true;
+}
