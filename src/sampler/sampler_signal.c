@@ -104,7 +104,7 @@ static timer_t sample_timer;
 static int	armed_rate = 0;
 
 /* the slot of the function whose code contains pc, or -1 */
-static inline int
+static pg_attribute_always_inline int
 lookup_slot(const JpRangeTable *table, uintptr_t pc)
 {
 	int			lo = 0;
@@ -131,7 +131,7 @@ lookup_slot(const JpRangeTable *table, uintptr_t pc)
  * flushes from there; doc/sampler.md says why this composes with other
  * wrappers.
  */
-static inline void
+static pg_attribute_always_inline void
 arm_flush(void)
 {
 	int			n = jp_sig.narm;
@@ -163,8 +163,119 @@ arm_flush(void)
 }
 
 /*
+ * The plan node a sample of exec belongs to, charged its self (and compile)
+ * sample: the node whose expression is being compiled, else the running
+ * node when it is this execution's plan's (sampler_nodes.c); -1 for none.
+ */
+static pg_attribute_always_inline int
+charge_node(JpExec *exec, uint32 weight)
+{
+	int			node = -1;
+
+	if (jp_sig.compile_exec == exec->id && jp_sig.compile_node >= 0)
+	{
+		node = jp_sig.compile_node;
+		exec->node_compile[node] += weight;
+	}
+	else if (jp_sig.node_exec == exec->id)
+		node = jp_sig.node_running & JP_NODE_ID_MASK;
+	if (node < 0 || node >= JP_MAX_PLAN_NODES)
+		return -1;
+	exec->node_self[node] += weight;
+	exec->node_sampled = true;
+	return node;
+}
+
+/* Arm a mid-query flush of exec when enough samples have come since its last. */
+static pg_attribute_always_inline void
+arm_flush_if_due(const JpExec *exec)
+{
+	if (jp_sig.flush_after <= 0 || exec->since_flush < jp_sig.flush_after ||
+		jp_sig.flush_armed || jp_sig.disarming)
+		return;
+	/* a wrapped plan flushes at its next node call */
+	if (jp_sig.node_exec == exec->id)
+	{
+		jp_sig.flush_armed = true;
+		jp_sig.flush_pending = true;
+	}
+	else
+		arm_flush();
+}
+
+/* The interrupted pc is in a live JIT function's slot: charge it as self. */
+static pg_attribute_always_inline void
+charge_self(JpExec *exec, int slot, uintptr_t pc, int node, uint32 weight)
+{
+	JpStepProfile *steps;
+
+	if (jp_sig.slots[slot].owner != exec->id)
+	{
+		jp_sig.counts.other_execution += weight;
+		return;
+	}
+	steps = jp_sig.slots[slot].steps;
+	jp_sig.slots[slot].self_samples += weight;
+	jp_sig.slots[slot].total_samples += weight;
+	if (steps != NULL)
+		jp_step_profile_charge(steps, pc, weight, true);
+	jp_sig.counts.jit_self += weight;
+	jp_sig.counts.jit_total += weight;
+	if (node >= 0)
+		exec->node_jit[node] += weight;
+}
+
+/*
+ * Walk the frame pointers up the main stack looking for a JIT caller, and
+ * charge the first one found its total sample.  Reads only inside
+ * [sp, stack_hi): that part of the stack is mapped, whatever the registers
+ * hold.  Off the main stack, it does not walk.
+ */
+static pg_attribute_always_inline void
+charge_caller(const JpRangeTable *table, JpExec *exec, uintptr_t sp,
+			  uintptr_t fp, uint32 weight)
+{
+	if (sp < stack_lo || sp >= stack_hi)
+		return;
+	for (int i = 0; i < MAX_FRAMES; i++)
+	{
+		uintptr_t	next;
+		uintptr_t	ret;
+		int			slot;
+
+		if (fp < sp || fp > stack_hi - 2 * sizeof(uintptr_t) ||
+			(fp & (sizeof(uintptr_t) - 1)) != 0)
+			return;
+		next = ((const uintptr_t *) fp)[0];
+		ret = ((const uintptr_t *) fp)[1];
+		/* the call instruction, which may be a function's last one */
+		slot = lookup_slot(table, ret - 1);
+		if (slot >= 0)
+		{
+			if (jp_sig.slots[slot].owner == exec->id)
+			{
+				JpStepProfile *steps = jp_sig.slots[slot].steps;
+
+				jp_sig.slots[slot].total_samples += weight;
+				jp_sig.counts.jit_total += weight;
+				if (steps != NULL)
+					jp_step_profile_charge(steps, ret - 1, weight, false);
+			}
+			else
+				jp_sig.counts.other_execution += weight;
+			return;
+		}
+		/* frames grow down, so callers' frames are at higher addresses */
+		if (next <= fp)
+			return;
+		fp = next;
+	}
+}
+
+/*
  * SIGPROF handler.  Async-signal-safe: no allocation, no locks, no shared
- * memory, no function calls, no elog; see sampler_shared.h.
+ * memory, no elog, and no calls (its helpers above are inlined); see
+ * sampler_shared.h.
  */
 static void
 sample_handler(int signo, siginfo_t *info, void *context)
@@ -174,8 +285,6 @@ sample_handler(int signo, siginfo_t *info, void *context)
 	JpExec	   *exec = jp_sig.current;
 	const JpRangeTable *table;
 	uint32		weight = 1;
-	uintptr_t	sp;
-	uintptr_t	fp;
 	int			slot;
 	int			node;
 
@@ -201,113 +310,17 @@ sample_handler(int signo, siginfo_t *info, void *context)
 	}
 	exec->query_samples += weight;
 	exec->since_flush += weight;
-
-	/*
-	 * The plan node this sample belongs to: the one whose expression is being
-	 * compiled, else the running node when it is this execution's plan's
-	 * (sampler_nodes.c), else none (-1).
-	 */
-	node = -1;
-	if (jp_sig.compile_exec == exec->id && jp_sig.compile_node >= 0)
-	{
-		node = jp_sig.compile_node;
-		exec->node_compile[node] += weight;
-	}
-	else if (jp_sig.node_exec == exec->id)
-		node = jp_sig.node_running & JP_NODE_ID_MASK;
-	if (node >= 0 && node < JP_MAX_PLAN_NODES)
-	{
-		exec->node_self[node] += weight;
-		exec->node_sampled = true;
-	}
-	else
-		node = -1;
-
-	if (jp_sig.flush_after > 0 && exec->since_flush >= jp_sig.flush_after &&
-		!jp_sig.flush_armed && !jp_sig.disarming)
-	{
-		/* a wrapped plan flushes at its next node call */
-		if (jp_sig.node_exec == exec->id)
-		{
-			jp_sig.flush_armed = true;
-			jp_sig.flush_pending = true;
-		}
-		else
-			arm_flush();
-	}
+	node = charge_node(exec, weight);
+	arm_flush_if_due(exec);
 
 	table = range_table;
-	if (table == NULL || table->nranges == 0)
+	if (table != NULL && table->nranges > 0)
 	{
-		errno = save_errno;
-		return;
-	}
-
-	slot = lookup_slot(table, CONTEXT_PC(uc));
-	if (slot >= 0)
-	{
-		if (jp_sig.slots[slot].owner == exec->id)
-		{
-			JpStepProfile *steps = jp_sig.slots[slot].steps;
-
-			jp_sig.slots[slot].self_samples += weight;
-			jp_sig.slots[slot].total_samples += weight;
-			if (steps != NULL)
-				jp_step_profile_charge(steps, CONTEXT_PC(uc), weight, true);
-			jp_sig.counts.jit_self += weight;
-			jp_sig.counts.jit_total += weight;
-			if (node >= 0)
-				exec->node_jit[node] += weight;
-		}
-		else
-			jp_sig.counts.other_execution += weight;
-		errno = save_errno;
-		return;
-	}
-
-	/*
-	 * Walk the frame pointers up the main stack looking for a JIT caller,
-	 * reading only inside [SP, stack_hi): that part of the stack is mapped,
-	 * whatever the registers hold.  Off the main stack, do not walk.
-	 */
-	sp = CONTEXT_SP(uc);
-	if (sp < stack_lo || sp >= stack_hi)
-	{
-		errno = save_errno;
-		return;
-	}
-	fp = CONTEXT_FP(uc);
-	for (int i = 0; i < MAX_FRAMES; i++)
-	{
-		uintptr_t	next;
-		uintptr_t	ret;
-
-		if (fp < sp || fp > stack_hi - 2 * sizeof(uintptr_t) ||
-			(fp & (sizeof(uintptr_t) - 1)) != 0)
-			break;
-		next = ((const uintptr_t *) fp)[0];
-		ret = ((const uintptr_t *) fp)[1];
-		/* the call instruction, which may be a function's last one */
-		slot = lookup_slot(table, ret - 1);
+		slot = lookup_slot(table, CONTEXT_PC(uc));
 		if (slot >= 0)
-		{
-			if (jp_sig.slots[slot].owner == exec->id)
-			{
-				JpStepProfile *steps = jp_sig.slots[slot].steps;
-
-				jp_sig.slots[slot].total_samples += weight;
-				jp_sig.counts.jit_total += weight;
-				if (steps != NULL)
-					jp_step_profile_charge(steps, ret - 1, weight, false);
-			}
-			else
-				jp_sig.counts.other_execution += weight;
-			break;
-		}
-		/* frames grow down, so callers' frames are at higher addresses */
-		if (next <= fp)
-			break;
-		fp = next;
+			charge_self(exec, slot, CONTEXT_PC(uc), node, weight);
+		else
+			charge_caller(table, exec, CONTEXT_SP(uc), CONTEXT_FP(uc), weight);
 	}
 	errno = save_errno;
 }
