@@ -5,35 +5,14 @@
  *	  timer that drives it, the range table of live JIT code it searches and
  *	  the bounds of the stack it walks.
  *
- * The timer (CLOCK_PROCESS_CPUTIME_ID, delivered to the backend's thread) is
- * created and armed the first time the backend runs a JIT execution, and
- * then stays armed: it advances only while the backend uses CPU, so an idle
- * backend gets no signals.  It is re-armed only when jitprof.sample_rate
- * differs from the rate it was armed with (checked when a JIT execution
- * starts; rate 0 disarms it).  A backend that never runs JIT code never
- * creates a timer, and statements make no timer or signal-mask calls.
- *
- * The kernel checks CPU timers at its tick, so at rates above the tick rate
- * expirations arrive together; each signal weighs 1 + si_overrun.
- *
- * Every sample goes to jp_sig.current, the execution that is running (see
- * sampler_profile.c), or, when there is none, to the "dropped" health
- * counter.  The handler looks the interrupted PC up in the range table: a
- * hit in a function of that execution is a self sample.  Otherwise, if the
- * interrupted stack pointer lies in the main thread's stack, it walks the
- * frame-pointer chain looking for a return address in JIT code (looked up as
- * ret - 1, the call instruction, so that a call ending a function counts): a
- * hit is a total sample.  Every read of the walk is inside [SP, top of the
- * stack), which is mapped.  When SP is elsewhere (an alternate signal stack,
- * a coroutine's stack) there is no walk at all: the frame pointer may then
- * point anywhere.  A self sample in a function with a step table
- * (jitprof.steps) is also charged to the step of its PC, by a binary search
- * in the slot's step profile (sampler_steps.c).
- *
- * This file is the only code that runs in signal context.  The handler's
- * contract is in sampler_shared.h: no allocation, no lock, no shared
- * memory, no function calls, errno saved and restored, and the
- * jp_sig.flushing protocol for the counters the main code reads.
+ * Contract: the only code that runs in signal context; the handler keeps
+ * sampler_shared.h's rules (no allocation, lock, shared memory or call,
+ * errno restored, the jp_sig.flushing protocol).  A sample goes to the
+ * running execution (jp_sig.current) or to the "dropped" counter; a PC in
+ * that execution's JIT code is a self sample, a JIT return address found by
+ * walking frame pointers inside [SP, top of the main stack) a total sample.
+ * The timer counts CPU time only, is created at a backend's first JIT
+ * execution and stays armed.  The long story: doc/sampler.md.
  *
  * Copyright (c) 2026, The jitprof Developers
  * Distributed under the PostgreSQL License (the file LICENSE).
