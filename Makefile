@@ -35,13 +35,13 @@ OBJS = \
 	src/sinks/jitdump_unwind.o \
 	src/sampler/sampler_signal.o \
 	src/sampler/sampler_profile.o \
-	src/sampler/sampler_hooks.o \
 	src/sampler/sampler_nodes.o \
 	src/sampler/sampler_steps.o \
 	src/provider/provider.o \
 	src/provider/llvm_library.o \
 	src/provider/got_patch.o \
 	src/provider/tiering.o \
+	src/hooks/hooks.o \
 	src/provider/tiering_rule.o \
 	src/views/hotspots.o \
 	src/views/hotspot_steps.o \

@@ -31,6 +31,7 @@
 
 #include "advisor/advisor.h"
 #include "core/core.h"
+#include "hooks/hooks.h"
 #include "names/names.h"
 #include "provider/provider.h"
 #include "sampler/sampler.h"
@@ -52,6 +53,7 @@ _PG_init(void)
 	jp_store_init();
 	jp_advisor_init();
 	jp_sampler_init();
+	jp_hooks_init();
 
 	MarkGUCPrefixReserved("jitprof");
 

@@ -26,7 +26,7 @@ use File::Path qw(make_path);
 use File::Temp qw(tempdir);
 
 # bottom first; a folder may use only the folders before it
-my @ORDER = qw(core store advisor names link sinks sampler provider views top);
+my @ORDER = qw(core store advisor names link sinks sampler provider hooks views top);
 my %RANK;
 @RANK{@ORDER} = (0 .. $#ORDER);
 

@@ -6,7 +6,7 @@
  *	  the explore mode that runs a fraction of executions at another JIT
  *	  level, and the statistics the payoff views show.
  *
- * The sampler's executor hooks call jp_advisor_start and jp_advisor_end;
+ * The executor hooks layer calls jp_advisor_start and jp_advisor_end_*;
  * the views read copies of the table (jp_advisor_copy) and judge each entry
  * with jp_advisor_judge, so that the rule is written once.
  *

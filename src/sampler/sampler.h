@@ -8,8 +8,9 @@
  * The sampler registers itself with the registry as a sink (link layer),
  * names plan nodes through the names layer and writes the store.  The
  * provider, above it, tells it which plan node is being compiled and asks
- * it which query ID an execution's code is named after.  The files of the
- * layer share sampler_shared.h, which no other layer includes.
+ * it which query ID an execution's code is named after; the hooks layer
+ * tells it where each statement's executor stands.  The files of the layer
+ * share sampler_shared.h, which no other layer includes.
  *
  * Copyright (c) 2026, The jitprof Developers
  * Distributed under the PostgreSQL License (the file LICENSE).
@@ -22,12 +23,53 @@
 #ifndef JITPROF_SAMPLER_H
 #define JITPROF_SAMPLER_H
 
+#include "executor/execdesc.h"
+
 #include "core/core.h"
 
-/* sampler_hooks.c: GUCs, hooks and the compile-time questions */
+/* sampler_profile.c: GUCs and the compile-time questions */
 extern void jp_sampler_init(void);
 extern int	jp_sampler_rate(void);
 extern int64 jp_execution_queryid(EState *estate);
+
+/*
+ * sampler_profile.c: the sampler's part of each executor hook, called by the
+ * hooks layer around the next hook (hooks/hooks.c says in which order).  The
+ * frame holds what is put back when the next hook returns or throws.
+ */
+typedef struct JpSamplerFrame
+{
+	struct JpExec *saved;		/* the running execution on entry */
+	struct JpExec *exec;		/* the one that follows the query, or NULL */
+	bool		restore;		/* ExecutorStart: put "saved" back after */
+	bool		outside;		/* ExecutorRun: no execution was open */
+	bool		watching;		/* ExecutorRun: its nodes are flush points */
+	bool		wrapped;		/* ExecutorRun: its nodes are profiled */
+	bool		top;			/* ProcessUtility: a top-level statement */
+} JpSamplerFrame;
+
+extern void jp_sampler_inner_query(QueryDesc *queryDesc);
+extern bool jp_sampler_start_begin(QueryDesc *queryDesc, int nesting_level,
+								   QueryDesc *running_toplevel,
+								   JpSamplerFrame *frame);
+extern void jp_sampler_start_failed(JpSamplerFrame *frame);
+extern void jp_sampler_start_end(JpSamplerFrame *frame);
+extern void jp_sampler_run_begin(QueryDesc *queryDesc, JpSamplerFrame *frame);
+extern void jp_sampler_run_failed(QueryDesc *queryDesc,
+								  JpSamplerFrame *frame);
+extern void jp_sampler_run_end(JpSamplerFrame *frame);
+extern bool jp_sampler_follows(const QueryDesc *queryDesc);
+extern bool jp_sampler_enter(QueryDesc *queryDesc, JpSamplerFrame *frame);
+extern void jp_sampler_leave(JpSamplerFrame *frame);
+extern void jp_sampler_finish_failed(QueryDesc *queryDesc,
+									 JpSamplerFrame *frame);
+extern void jp_sampler_end_failed(JpSamplerFrame *frame);
+extern void jp_sampler_end_done(JpSamplerFrame *frame);
+extern void jp_sampler_utility_begin(PlannedStmt *pstmt,
+									 const char *queryString, bool toplevel,
+									 JpSamplerFrame *frame);
+extern void jp_sampler_utility_failed(JpSamplerFrame *frame);
+extern void jp_sampler_utility_end(JpSamplerFrame *frame);
 
 /* sampler_nodes.c: the plan node whose expressions are being compiled */
 extern int32 jp_sampler_compile_begin(PlanState *ps);

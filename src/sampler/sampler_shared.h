@@ -1,44 +1,27 @@
 /*-------------------------------------------------------------------------
  *
  * sampler_shared.h
- *	  What the files of jitprof's hotspot sampler share; included by them
- *	  only (other layers include sampler/sampler.h).
+ *	  What the hotspot sampler's files share, and no other layer includes:
+ *	  jp_sig, the one struct the SIGPROF handler shares with the main code.
  *
- *	  sampler_signal.c   the SIGPROF handler, its CPU-time timer, the range
- *	                     table of live JIT code and the stack bounds: the
- *	                     only code that runs in signal context.
- *	  sampler_profile.c  executions, per-function slots, the pending table
- *	                     and the flush of an execution's counts to the store.
- *	  sampler_nodes.c    the running plan node (jitprof.plan_nodes) and the
- *	                     plan node being compiled.
- *	  sampler_steps.c    per-step counters of a function with a step table
- *	                     (jitprof.steps): made at link time, read at flush.
- *	  sampler_hooks.c    executor and ProcessUtility hooks: nesting as
- *	                     pg_stat_statements counts it, which execution a
- *	                     statement belongs to, cursor query IDs, and the
- *	                     composable mid-query flush trampoline.
- *
- * The state the handler reads or writes is one struct, jp_sig
- * (JpSamplerShared below, defined in sampler_signal.c); every other
- * variable of these files is static.  Signal-safety contract.  The handler
- * runs on the backend's only thread (the timer signals that thread), so it
- * never runs concurrently with the main code, only in between two of its
- * instructions.  Hence:
- *	- Every field the handler reads or writes is volatile (a sig_atomic_t
- *	  where it is a flag set on one side and cleared on the other), and the
- *	  main code orders its stores with pg_compiler_barrier().
- *	- The handler only increments counters, sets flush_armed and
- *	  flush_pending, stores pointers into plan nodes' ExecProcNode while a
- *	  flush is due (see sampler_hooks.c), and reads the range table and the
- *	  stack.  It allocates nothing, takes no lock, touches no shared memory
- *	  and calls no function.
- *	- Counters the main code reads and zeroes (an execution's samples, the
- *	  slots' counts, the health counters) are protected by jp_sig.flushing,
- *	  not by blocking the signal: while it is set, the handler adds a sample
- *	  to side_samples and to the execution's deferred_samples only, and the
- *	  main code reads those two only while flushing is clear.
- *	- The range table is replaced, never modified in place (one pointer
- *	  store); the old one is freed after the store.
+ * jp_sig is written by three files only: sampler_signal.c (the handler, the
+ * only code that runs in signal context), sampler_profile.c (executions,
+ * slots, flushes and flush points) and sampler_nodes.c (the running
+ * plan node); JpSamplerShared below says who writes which field, and when.
+ * Signal-safety contract.  The handler runs on the backend's only thread,
+ * between two instructions of the main code, never beside it.  Hence:
+ *	- every field it reads or writes is volatile (a sig_atomic_t for a flag
+ *	  one side sets and the other clears), and the main code orders its
+ *	  stores with pg_compiler_barrier();
+ *	- the handler adds to counters, sets flush_armed and flush_pending,
+ *	  stores into watched plan nodes' ExecProcNode while a flush is due, and
+ *	  reads the range table and the stack; it allocates nothing, takes no
+ *	  lock, touches no shared memory and calls no function;
+ *	- counters the main code reads and zeroes are guarded by jp_sig.flushing,
+ *	  not by blocking the signal: while it is set, the handler adds only to
+ *	  side_samples and the execution's deferred_samples;
+ *	- the range table is replaced by one pointer store, never changed in place.
+ * The long story: doc/sampler.md.
  *
  * Copyright (c) 2026, The jitprof Developers
  * Distributed under the PostgreSQL License (the file LICENSE).
@@ -196,9 +179,9 @@ typedef struct JpWatchEntry
  *				   is clear (deferred_samples while it is set).  The main code
  *				   (sampler_profile.c) fills and frees the rest of a slot or
  *				   an execution, and reads and zeroes the counters at a flush.
- *	current        main code: the hooks when a hook of an execution's query
- *				   is entered and left, sampler_profile.c when an execution
- *				   opens or ends.  The handler charges its samples to it.
+ *	current        main code (sampler_profile.c): when the hooks layer
+ *				   enters and leaves a hook of an execution's query, and when
+ *				   an execution opens or ends.  The handler charges to it.
  *	flushing       main code (take_handler_counts in sampler_profile.c),
  *				   around the read and reset of the counters.
  *	side_samples, counts
@@ -208,11 +191,12 @@ typedef struct JpWatchEntry
  *				   read by the handler to see that a mid-query flush is due.
  *	flush_armed    set by the handler when it arms the flush; cleared by the
  *				   main code once the flush has run or been given up
- *				   (sampler_hooks.c, sampler_nodes.c).
- *	disarming      main code (sampler_hooks.c) while it puts the watched
+ *				   (sampler_profile.c, sampler_nodes.c).
+ *	disarming      main code (sampler_profile.c) while it puts the watched
  *				   nodes' ExecProcNode back: the handler must not arm then.
- *	arm, narm      main code (sampler_hooks.c) at ExecutorRun, entries before
- *				   the count; the handler reads them to arm the watched nodes.
+ *	arm, narm      main code (sampler_profile.c) at ExecutorRun, entries
+ *				   before the count; the handler reads them to arm the
+ *				   watched nodes.
  *	node_exec, node_running
  *				   main code (sampler_nodes.c): node_running, one store as a
  *				   plan node is entered and one as it is left; node_exec when
@@ -223,8 +207,8 @@ typedef struct JpWatchEntry
  *	flush_pending  set by the handler when a flush is due while plan nodes
  *				   are wrapped; cleared by sampler_nodes.c when it flushes.
  *	nopen, forward_fallbacks
- *				   main code only (sampler_profile.c, sampler_hooks.c): here
- *				   because they describe the executions above.
+ *				   main code only (sampler_profile.c): here because they
+ *				   describe the executions above.
  */
 typedef struct JpSamplerShared
 {
@@ -264,7 +248,8 @@ extern void jp_sig_table_copy_except(JpRangeTable *to,
 extern void jp_sig_table_sort(JpRangeTable *table);
 extern void jp_sig_set_rate(int rate);
 
-/* sampler_profile.c */
+/* sampler_profile.c (jp_sampler_rate shows the rate to other folders) */
+extern int	jitprof_sample_rate;
 extern double jitprof_flush_interval;
 extern JpExec *jp_exec_open(const QueryDesc *owner, int64 queryid,
 							bool count_at_end);
@@ -274,6 +259,9 @@ extern void jp_exec_flush(JpExec *exec, bool count_execution, bool final);
 extern void jp_flush_due(void);
 extern void jp_recycle_dead_slots(void);
 extern void jp_profile_register_sink(void);
+extern TupleTableSlot *jp_flush_trampoline(PlanState *node);
+extern TupleTableSlot *jp_run_node_itself(PlanState *node);
+extern void jp_watch_forget_all(void);
 
 static inline JpExec *
 jp_exec_of(const QueryDesc *queryDesc)
@@ -336,11 +324,5 @@ jp_step_profile_charge(JpStepProfile *profile, uintptr_t pc, uint32 weight,
 		profile->self[index] += weight;
 	profile->total[index] += weight;
 }
-
-/* sampler_hooks.c (jp_sampler_rate shows the rate to other folders) */
-extern int	jitprof_sample_rate;
-extern TupleTableSlot *jp_flush_trampoline(PlanState *node);
-extern TupleTableSlot *jp_run_node_itself(PlanState *node);
-extern void jp_watch_forget_all(void);
 
 #endif							/* JITPROF_SAMPLER_SHARED_H */

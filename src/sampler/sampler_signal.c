@@ -5,35 +5,14 @@
  *	  timer that drives it, the range table of live JIT code it searches and
  *	  the bounds of the stack it walks.
  *
- * The timer (CLOCK_PROCESS_CPUTIME_ID, delivered to the backend's thread) is
- * created and armed the first time the backend runs a JIT execution, and
- * then stays armed: it advances only while the backend uses CPU, so an idle
- * backend gets no signals.  It is re-armed only when jitprof.sample_rate
- * differs from the rate it was armed with (checked when a JIT execution
- * starts; rate 0 disarms it).  A backend that never runs JIT code never
- * creates a timer, and statements make no timer or signal-mask calls.
- *
- * The kernel checks CPU timers at its tick, so at rates above the tick rate
- * expirations arrive together; each signal weighs 1 + si_overrun.
- *
- * Every sample goes to jp_sig.current, the execution that is running (see
- * sampler_hooks.c), or, when there is none, to the "dropped" health
- * counter.  The handler looks the interrupted PC up in the range table: a
- * hit in a function of that execution is a self sample.  Otherwise, if the
- * interrupted stack pointer lies in the main thread's stack, it walks the
- * frame-pointer chain looking for a return address in JIT code (looked up as
- * ret - 1, the call instruction, so that a call ending a function counts): a
- * hit is a total sample.  Every read of the walk is inside [SP, top of the
- * stack), which is mapped.  When SP is elsewhere (an alternate signal stack,
- * a coroutine's stack) there is no walk at all: the frame pointer may then
- * point anywhere.  A self sample in a function with a step table
- * (jitprof.steps) is also charged to the step of its PC, by a binary search
- * in the slot's step profile (sampler_steps.c).
- *
- * This file is the only code that runs in signal context.  The handler's
- * contract is in sampler_shared.h: no allocation, no lock, no shared
- * memory, no function calls, errno saved and restored, and the
- * jp_sig.flushing protocol for the counters the main code reads.
+ * Contract: the only code that runs in signal context; the handler keeps
+ * sampler_shared.h's rules (no allocation, lock, shared memory or call,
+ * errno restored, the jp_sig.flushing protocol).  A sample goes to the
+ * running execution (jp_sig.current) or to the "dropped" counter; a PC in
+ * that execution's JIT code is a self sample, a JIT return address found by
+ * walking frame pointers inside [SP, top of the main stack) a total sample.
+ * The timer counts CPU time only, is created at a backend's first JIT
+ * execution and stays armed.  The long story: doc/sampler.md.
  *
  * Copyright (c) 2026, The jitprof Developers
  * Distributed under the PostgreSQL License (the file LICENSE).
@@ -104,7 +83,7 @@ static timer_t sample_timer;
 static int	armed_rate = 0;
 
 /* the slot of the function whose code contains pc, or -1 */
-static inline int
+static pg_attribute_always_inline int
 lookup_slot(const JpRangeTable *table, uintptr_t pc)
 {
 	int			lo = 0;
@@ -128,10 +107,10 @@ lookup_slot(const JpRangeTable *table, uintptr_t pc)
 /*
  * A mid-query flush is due: point the watched plan nodes at the flush
  * trampoline (one pointer store each).  The next node the executor calls
- * flushes from there; see sampler_hooks.c for why this composes with other
+ * flushes from there; doc/sampler.md says why this composes with other
  * wrappers.
  */
-static inline void
+static pg_attribute_always_inline void
 arm_flush(void)
 {
 	int			n = jp_sig.narm;
@@ -163,8 +142,119 @@ arm_flush(void)
 }
 
 /*
+ * The plan node a sample of exec belongs to, charged its self (and compile)
+ * sample: the node whose expression is being compiled, else the running
+ * node when it is this execution's plan's (sampler_nodes.c); -1 for none.
+ */
+static pg_attribute_always_inline int
+charge_node(JpExec *exec, uint32 weight)
+{
+	int			node = -1;
+
+	if (jp_sig.compile_exec == exec->id && jp_sig.compile_node >= 0)
+	{
+		node = jp_sig.compile_node;
+		exec->node_compile[node] += weight;
+	}
+	else if (jp_sig.node_exec == exec->id)
+		node = jp_sig.node_running & JP_NODE_ID_MASK;
+	if (node < 0 || node >= JP_MAX_PLAN_NODES)
+		return -1;
+	exec->node_self[node] += weight;
+	exec->node_sampled = true;
+	return node;
+}
+
+/* Arm a mid-query flush of exec when enough samples have come since its last. */
+static pg_attribute_always_inline void
+arm_flush_if_due(const JpExec *exec)
+{
+	if (jp_sig.flush_after <= 0 || exec->since_flush < jp_sig.flush_after ||
+		jp_sig.flush_armed || jp_sig.disarming)
+		return;
+	/* a wrapped plan flushes at its next node call */
+	if (jp_sig.node_exec == exec->id)
+	{
+		jp_sig.flush_armed = true;
+		jp_sig.flush_pending = true;
+	}
+	else
+		arm_flush();
+}
+
+/* The interrupted pc is in a live JIT function's slot: charge it as self. */
+static pg_attribute_always_inline void
+charge_self(JpExec *exec, int slot, uintptr_t pc, int node, uint32 weight)
+{
+	JpStepProfile *steps;
+
+	if (jp_sig.slots[slot].owner != exec->id)
+	{
+		jp_sig.counts.other_execution += weight;
+		return;
+	}
+	steps = jp_sig.slots[slot].steps;
+	jp_sig.slots[slot].self_samples += weight;
+	jp_sig.slots[slot].total_samples += weight;
+	if (steps != NULL)
+		jp_step_profile_charge(steps, pc, weight, true);
+	jp_sig.counts.jit_self += weight;
+	jp_sig.counts.jit_total += weight;
+	if (node >= 0)
+		exec->node_jit[node] += weight;
+}
+
+/*
+ * Walk the frame pointers up the main stack looking for a JIT caller, and
+ * charge the first one found its total sample.  Reads only inside
+ * [sp, stack_hi): that part of the stack is mapped, whatever the registers
+ * hold.  Off the main stack, it does not walk.
+ */
+static pg_attribute_always_inline void
+charge_caller(const JpRangeTable *table, JpExec *exec, uintptr_t sp,
+			  uintptr_t fp, uint32 weight)
+{
+	if (sp < stack_lo || sp >= stack_hi)
+		return;
+	for (int i = 0; i < MAX_FRAMES; i++)
+	{
+		uintptr_t	next;
+		uintptr_t	ret;
+		int			slot;
+
+		if (fp < sp || fp > stack_hi - 2 * sizeof(uintptr_t) ||
+			(fp & (sizeof(uintptr_t) - 1)) != 0)
+			return;
+		next = ((const uintptr_t *) fp)[0];
+		ret = ((const uintptr_t *) fp)[1];
+		/* the call instruction, which may be a function's last one */
+		slot = lookup_slot(table, ret - 1);
+		if (slot >= 0)
+		{
+			if (jp_sig.slots[slot].owner == exec->id)
+			{
+				JpStepProfile *steps = jp_sig.slots[slot].steps;
+
+				jp_sig.slots[slot].total_samples += weight;
+				jp_sig.counts.jit_total += weight;
+				if (steps != NULL)
+					jp_step_profile_charge(steps, ret - 1, weight, false);
+			}
+			else
+				jp_sig.counts.other_execution += weight;
+			return;
+		}
+		/* frames grow down, so callers' frames are at higher addresses */
+		if (next <= fp)
+			return;
+		fp = next;
+	}
+}
+
+/*
  * SIGPROF handler.  Async-signal-safe: no allocation, no locks, no shared
- * memory, no function calls, no elog; see sampler_shared.h.
+ * memory, no elog, and no calls (its helpers above are inlined); see
+ * sampler_shared.h.
  */
 static void
 sample_handler(int signo, siginfo_t *info, void *context)
@@ -174,8 +264,6 @@ sample_handler(int signo, siginfo_t *info, void *context)
 	JpExec	   *exec = jp_sig.current;
 	const JpRangeTable *table;
 	uint32		weight = 1;
-	uintptr_t	sp;
-	uintptr_t	fp;
 	int			slot;
 	int			node;
 
@@ -201,113 +289,17 @@ sample_handler(int signo, siginfo_t *info, void *context)
 	}
 	exec->query_samples += weight;
 	exec->since_flush += weight;
-
-	/*
-	 * The plan node this sample belongs to: the one whose expression is being
-	 * compiled, else the running node when it is this execution's plan's
-	 * (sampler_nodes.c), else none (-1).
-	 */
-	node = -1;
-	if (jp_sig.compile_exec == exec->id && jp_sig.compile_node >= 0)
-	{
-		node = jp_sig.compile_node;
-		exec->node_compile[node] += weight;
-	}
-	else if (jp_sig.node_exec == exec->id)
-		node = jp_sig.node_running & JP_NODE_ID_MASK;
-	if (node >= 0 && node < JP_MAX_PLAN_NODES)
-	{
-		exec->node_self[node] += weight;
-		exec->node_sampled = true;
-	}
-	else
-		node = -1;
-
-	if (jp_sig.flush_after > 0 && exec->since_flush >= jp_sig.flush_after &&
-		!jp_sig.flush_armed && !jp_sig.disarming)
-	{
-		/* a wrapped plan flushes at its next node call */
-		if (jp_sig.node_exec == exec->id)
-		{
-			jp_sig.flush_armed = true;
-			jp_sig.flush_pending = true;
-		}
-		else
-			arm_flush();
-	}
+	node = charge_node(exec, weight);
+	arm_flush_if_due(exec);
 
 	table = range_table;
-	if (table == NULL || table->nranges == 0)
+	if (table != NULL && table->nranges > 0)
 	{
-		errno = save_errno;
-		return;
-	}
-
-	slot = lookup_slot(table, CONTEXT_PC(uc));
-	if (slot >= 0)
-	{
-		if (jp_sig.slots[slot].owner == exec->id)
-		{
-			JpStepProfile *steps = jp_sig.slots[slot].steps;
-
-			jp_sig.slots[slot].self_samples += weight;
-			jp_sig.slots[slot].total_samples += weight;
-			if (steps != NULL)
-				jp_step_profile_charge(steps, CONTEXT_PC(uc), weight, true);
-			jp_sig.counts.jit_self += weight;
-			jp_sig.counts.jit_total += weight;
-			if (node >= 0)
-				exec->node_jit[node] += weight;
-		}
-		else
-			jp_sig.counts.other_execution += weight;
-		errno = save_errno;
-		return;
-	}
-
-	/*
-	 * Walk the frame pointers up the main stack looking for a JIT caller,
-	 * reading only inside [SP, stack_hi): that part of the stack is mapped,
-	 * whatever the registers hold.  Off the main stack, do not walk.
-	 */
-	sp = CONTEXT_SP(uc);
-	if (sp < stack_lo || sp >= stack_hi)
-	{
-		errno = save_errno;
-		return;
-	}
-	fp = CONTEXT_FP(uc);
-	for (int i = 0; i < MAX_FRAMES; i++)
-	{
-		uintptr_t	next;
-		uintptr_t	ret;
-
-		if (fp < sp || fp > stack_hi - 2 * sizeof(uintptr_t) ||
-			(fp & (sizeof(uintptr_t) - 1)) != 0)
-			break;
-		next = ((const uintptr_t *) fp)[0];
-		ret = ((const uintptr_t *) fp)[1];
-		/* the call instruction, which may be a function's last one */
-		slot = lookup_slot(table, ret - 1);
+		slot = lookup_slot(table, CONTEXT_PC(uc));
 		if (slot >= 0)
-		{
-			if (jp_sig.slots[slot].owner == exec->id)
-			{
-				JpStepProfile *steps = jp_sig.slots[slot].steps;
-
-				jp_sig.slots[slot].total_samples += weight;
-				jp_sig.counts.jit_total += weight;
-				if (steps != NULL)
-					jp_step_profile_charge(steps, ret - 1, weight, false);
-			}
-			else
-				jp_sig.counts.other_execution += weight;
-			break;
-		}
-		/* frames grow down, so callers' frames are at higher addresses */
-		if (next <= fp)
-			break;
-		fp = next;
+			charge_self(exec, slot, CONTEXT_PC(uc), node, weight);
+		else
+			charge_caller(table, exec, CONTEXT_SP(uc), CONTEXT_FP(uc), weight);
 	}
 	errno = save_errno;
 }
