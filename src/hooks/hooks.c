@@ -59,7 +59,7 @@ start_followed(QueryDesc *queryDesc, int eflags, JpSamplerFrame *frame)
 	}
 	PG_CATCH();
 	{
-		jp_sampler_start_failed(frame);
+		jp_sampler_frame_failed(frame);
 		PG_RE_THROW();
 	}
 	PG_END_TRY();
@@ -233,7 +233,7 @@ end_followed_query(QueryDesc *queryDesc, JpSamplerFrame *frame)
 	}
 	PG_CATCH();
 	{
-		jp_sampler_end_failed(frame);
+		jp_sampler_frame_failed(frame);
 		PG_RE_THROW();
 	}
 	PG_END_TRY();

@@ -52,7 +52,7 @@ extern void jp_sampler_inner_query(QueryDesc *queryDesc);
 extern bool jp_sampler_start_begin(QueryDesc *queryDesc, int nesting_level,
 								   QueryDesc *running_toplevel,
 								   JpSamplerFrame *frame);
-extern void jp_sampler_start_failed(JpSamplerFrame *frame);
+extern void jp_sampler_frame_failed(JpSamplerFrame *frame);
 extern void jp_sampler_start_end(JpSamplerFrame *frame);
 extern void jp_sampler_run_begin(QueryDesc *queryDesc, JpSamplerFrame *frame);
 extern void jp_sampler_run_failed(QueryDesc *queryDesc,
@@ -63,7 +63,6 @@ extern bool jp_sampler_enter(QueryDesc *queryDesc, JpSamplerFrame *frame);
 extern void jp_sampler_leave(JpSamplerFrame *frame);
 extern void jp_sampler_finish_failed(QueryDesc *queryDesc,
 									 JpSamplerFrame *frame);
-extern void jp_sampler_end_failed(JpSamplerFrame *frame);
 extern void jp_sampler_end_done(JpSamplerFrame *frame);
 extern void jp_sampler_utility_begin(PlannedStmt *pstmt,
 									 const char *queryString, bool toplevel,

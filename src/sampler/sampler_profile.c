@@ -998,7 +998,7 @@ jp_sampler_inner_query(QueryDesc *queryDesc)
  * ExecutorStart of a JIT statement, before the next hook: it may open an
  * execution.  Returns false when the sampler has nothing to undo (no
  * execution runs on its behalf); else the caller runs the next hook, then
- * jp_sampler_start_end, or jp_sampler_start_failed on error.
+ * jp_sampler_start_end, or jp_sampler_frame_failed on error.
  */
 bool
 jp_sampler_start_begin(QueryDesc *queryDesc, int nesting_level,
@@ -1026,8 +1026,12 @@ jp_sampler_start_begin(QueryDesc *queryDesc, int nesting_level,
 	return true;
 }
 
+/*
+ * The next ExecutorStart or ExecutorEnd threw: fail the frame's execution
+ * and put back the one that ran before it.
+ */
 void
-jp_sampler_start_failed(JpSamplerFrame *frame)
+jp_sampler_frame_failed(JpSamplerFrame *frame)
 {
 	jp_exec_fail(frame->exec);
 	jp_sig.current = frame->saved;
@@ -1138,13 +1142,6 @@ void
 jp_sampler_finish_failed(QueryDesc *queryDesc, JpSamplerFrame *frame)
 {
 	jp_exec_fail(jp_exec_of(queryDesc));
-	jp_sig.current = frame->saved;
-}
-
-void
-jp_sampler_end_failed(JpSamplerFrame *frame)
-{
-	jp_exec_fail(frame->exec);
 	jp_sig.current = frame->saved;
 }
 
