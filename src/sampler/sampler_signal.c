@@ -182,9 +182,14 @@ arm_flush_if_due(const JpExec *exec)
 		arm_flush();
 }
 
-/* The interrupted pc is in a live JIT function's slot: charge it as self. */
+/*
+ * Charge a sample to the JIT function of slot, at pc: its total, and when
+ * self (pc is the interrupted one) its self sample and node (-1 for none).
+ * Code of another execution counts as other_execution only.
+ */
 static pg_attribute_always_inline void
-charge_self(JpExec *exec, int slot, uintptr_t pc, int node, uint32 weight)
+charge_slot(JpExec *exec, int slot, uintptr_t pc, bool self, int node,
+			uint32 weight)
 {
 	JpStepProfile *steps;
 
@@ -194,12 +199,14 @@ charge_self(JpExec *exec, int slot, uintptr_t pc, int node, uint32 weight)
 		return;
 	}
 	steps = jp_sig.slots[slot].steps;
-	jp_sig.slots[slot].self_samples += weight;
 	jp_sig.slots[slot].total_samples += weight;
-	if (steps != NULL)
-		jp_step_profile_charge(steps, pc, weight, true);
-	jp_sig.counts.jit_self += weight;
 	jp_sig.counts.jit_total += weight;
+	if (steps != NULL)
+		jp_step_profile_charge(steps, pc, weight, self);
+	if (!self)
+		return;
+	jp_sig.slots[slot].self_samples += weight;
+	jp_sig.counts.jit_self += weight;
 	if (node >= 0)
 		exec->node_jit[node] += weight;
 }
@@ -231,17 +238,7 @@ charge_caller(const JpRangeTable *table, JpExec *exec, uintptr_t sp,
 		slot = lookup_slot(table, ret - 1);
 		if (slot >= 0)
 		{
-			if (jp_sig.slots[slot].owner == exec->id)
-			{
-				JpStepProfile *steps = jp_sig.slots[slot].steps;
-
-				jp_sig.slots[slot].total_samples += weight;
-				jp_sig.counts.jit_total += weight;
-				if (steps != NULL)
-					jp_step_profile_charge(steps, ret - 1, weight, false);
-			}
-			else
-				jp_sig.counts.other_execution += weight;
+			charge_slot(exec, slot, ret - 1, false, -1, weight);
 			return;
 		}
 		/* frames grow down, so callers' frames are at higher addresses */
@@ -297,7 +294,7 @@ sample_handler(int signo, siginfo_t *info, void *context)
 	{
 		slot = lookup_slot(table, CONTEXT_PC(uc));
 		if (slot >= 0)
-			charge_self(exec, slot, CONTEXT_PC(uc), node, weight);
+			charge_slot(exec, slot, CONTEXT_PC(uc), true, node, weight);
 		else
 			charge_caller(table, exec, CONTEXT_SP(uc), CONTEXT_FP(uc), weight);
 	}
