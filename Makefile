@@ -43,6 +43,7 @@ OBJS = \
 	src/provider/tiering.o \
 	src/hooks/hooks.o \
 	src/provider/tiering_rule.o \
+	src/provider/tiering_plan.o \
 	src/views/hotspots.o \
 	src/views/hotspot_steps.o \
 	src/views/plan_nodes.o \

@@ -5,18 +5,23 @@
 #   defaults  PostgreSQL's JIT settings as shipped
 #   off       jit = off
 #   eager     jit_above_cost, jit_optimize_above_cost, jit_inline_above_cost 0
-#   tiered    as eager, with jitprof.tiering = on (the rule decides)
+#   tiered    PostgreSQL's JIT settings as shipped, with jitprof.tiering =
+#             on: plans above tiering's floor start interpreted, under
+#             jit_above_cost too, and the rule decides (doc/tiering.md)
 #
 # Query classes:
-#   oltp      pgbench select-only, prepared, one client, jit_above_cost = 0
-#             in every configuration but off (tps, per configuration)
+#   oltp      pgbench select-only and TPC-B-like, prepared, one client,
+#             jit_above_cost = 0 in every configuration but off (tps, per
+#             configuration and workload)
 #   tpch      the TPC-H-style queries of test/corpus/tpch.sql on the corpus
 #             data, lineitem made SCALE times larger
 #   over      priced high, touches few rows: a 64-partition table scanned
 #             for a few rows, and a set-returning function declared ROWS
 #             20000000 that returns 300
-#   under     priced under jit_above_cost, runs long: a function declared
-#             ROWS 10 that returns ROWS_UNDER rows, aggregated
+#   under     priced under jit_above_cost, runs long: functions declared
+#             ROWS 50000 (few_rows: the plan is priced above tiering's
+#             floor) and ROWS 10 (tiny_estimate: below it) that return
+#             ROWS_UNDER rows, aggregated
 #
 # Per statement, the backend's own CPU time (/proc/self/schedstat, ns),
 # read before and after it in the same session; the configurations
@@ -80,6 +85,9 @@ SELECT format('CREATE TABLE parts_%s PARTITION OF parts FOR VALUES WITH (MODULUS
 INSERT INTO parts SELECT g, g * 1.1, g % 7 FROM generate_series(1, 3200) g;
 CREATE TABLE long_t AS SELECT g AS k, g * 0.37::float8 AS v FROM generate_series(1, $rows_under) g;
 CREATE FUNCTION few_rows() RETURNS TABLE (k int, v float8)
+  LANGUAGE plpgsql STABLE ROWS 50000
+  AS \$\$ BEGIN RETURN QUERY SELECT s.k, s.v FROM long_t s; END \$\$;
+CREATE FUNCTION tiny_estimate() RETURNS TABLE (k int, v float8)
   LANGUAGE plpgsql STABLE ROWS 10
   AS \$\$ BEGIN RETURN QUERY SELECT s.k, s.v FROM long_t s; END \$\$;
 VACUUM ANALYZE;
@@ -100,14 +108,16 @@ psql_q -f "$work/load.sql" >/dev/null
 		}' <"$work/test/corpus/tpch.sql"
 	printf 'over\tparts\tSELECT sum(amount * 1.5 + note), count(*) FROM parts WHERE id IN (7, 77, 777)\n'
 	printf 'over\test_rows\tSELECT k %% 10, sum(v * 1.5 + k), avg(v - k), count(*) FROM est_rows() GROUP BY 1 ORDER BY 1\n'
-	printf 'under\tfew_rows\tSELECT k %% 10, sum(v * 1.5 + k), avg(v - k), max(v * k), min(v / (k + 1)), count(*) FROM few_rows() GROUP BY 1 ORDER BY 1\n'
+	for f in few_rows tiny_estimate; do
+		printf 'under\t%s\tSELECT k %% 10, sum(v * 1.5 + k), avg(v - k), max(v * k), min(v / (k + 1)), count(*) FROM %s() GROUP BY 1 ORDER BY 1\n' $f $f
+	done
 } >"$work/statements.tsv"
 
 declare -A cfg
 cfg[defaults]="RESET ALL;"
 cfg[off]="RESET ALL; SET jit = off;"
 cfg[eager]="RESET ALL; SET jit_above_cost = 0; SET jit_optimize_above_cost = 0; SET jit_inline_above_cost = 0;"
-cfg[tiered]="${cfg[eager]} SET jitprof.tiering = on;"
+cfg[tiered]="RESET ALL; SET jitprof.tiering = on;"
 configs=(defaults off eager tiered)
 
 {
@@ -129,19 +139,25 @@ configs=(defaults off eager tiered)
 } >"$work/run.sql"
 psql_q -f "$work/run.sql" >/dev/null
 
-# oltp: pgbench select-only, prepared, JIT forced where JIT is on
+# oltp: pgbench select-only and TPC-B-like, prepared, JIT forced where JIT
+# is on
 declare -A tps
+workloads=(select tpcb)
 for ((r = 0; r < rounds; r++)); do
-	for c in defaults off eager tiered; do
-		opts="-c jit_above_cost=0"
-		case $c in
-		off) opts="-c jit=off" ;;
-		eager) opts="$opts -c jit_optimize_above_cost=0 -c jit_inline_above_cost=0" ;;
-		tiered) opts="$opts -c jit_optimize_above_cost=0 -c jit_inline_above_cost=0 -c jitprof.tiering=on" ;;
-		esac
-		t=$(as_pg_user env PGOPTIONS="$opts" "$PG_BINDIR"/pgbench -n -S -M prepared -c 1 -T "$oltp_seconds" \
-			-h "$work" -p "$PG_PORT" postgres 2>/dev/null | sed -n 's/^tps = \([0-9.]*\).*/\1/p')
-		tps[$c]="${tps[$c]:-} $t"
+	for w in "${workloads[@]}"; do
+		script=-S
+		[ "$w" = tpcb ] && script=
+		for c in defaults off eager tiered; do
+			opts="-c jit_above_cost=0"
+			case $c in
+			off) opts="-c jit=off" ;;
+			eager) opts="$opts -c jit_optimize_above_cost=0 -c jit_inline_above_cost=0" ;;
+			tiered) opts="$opts -c jitprof.tiering=on" ;;
+			esac
+			t=$(as_pg_user env PGOPTIONS="$opts" "$PG_BINDIR"/pgbench -n $script -M prepared -c 1 -T "$oltp_seconds" \
+				-h "$work" -p "$PG_PORT" postgres 2>/dev/null | sed -n 's/^tps = \([0-9.]*\).*/\1/p')
+			tps[$w/$c]="${tps[$w/$c]:-} $t"
+		done
 	done
 done
 
@@ -178,9 +194,13 @@ SELECT class, count(*) AS queries,
 FROM w GROUP BY class ORDER BY class;
 EOF
 median() { tr ' ' '\n' | grep . | sort -g | awk '{a[NR]=$1} END {print (NR%2 ? a[(NR+1)/2] : (a[NR/2]+a[NR/2+1])/2)}'; }
-echo "# oltp: pgbench -S -M prepared -c 1 -T $oltp_seconds, JIT forced (jit_above_cost = 0) except off; median tps"
-off_tps=$(echo "${tps[off]}" | median)
-for c in defaults off eager tiered; do
-	m=$(echo "${tps[$c]}" | median)
-	printf '%-9s tps %10.1f  ratio to off %.3f   (runs:%s)\n' "$c" "$m" "$(echo "$m / $off_tps" | bc -l)" "${tps[$c]}"
+for w in "${workloads[@]}"; do
+	label="-S"
+	[ "$w" = tpcb ] && label="(TPC-B-like)"
+	echo "# oltp $w: pgbench $label -M prepared -c 1 -T $oltp_seconds, JIT forced (jit_above_cost = 0) except off; median tps"
+	off_tps=$(echo "${tps[$w/off]}" | median)
+	for c in defaults off eager tiered; do
+		m=$(echo "${tps[$w/$c]}" | median)
+		printf '%-9s tps %10.1f  ratio to off %.3f   (runs:%s)\n' "$c" "$m" "$(echo "$m / $off_tps" | bc -l)" "${tps[$w/$c]}"
+	done
 done

@@ -69,10 +69,12 @@ start_followed(QueryDesc *queryDesc, int eflags, JpSamplerFrame *frame)
 /*
  * The order: the sampler notes a utility's own query (nesting level 1, where
  * the advisor, which acts on top-level statements, changes nothing).  The
- * advisor comes before the sampler's decision, because it may hand the
- * executor a plan with other jitFlags, and the sampler must see the flags
- * the executor will run with; its clocks then count the opening of the
- * sampler's execution as the statement's time, as they always have.
+ * advisor, then tiering, come before the sampler's decision, because they
+ * may hand the executor a plan with other jitFlags, and the sampler must see
+ * the flags the executor will run with; tiering leaves the plans the
+ * advisor follows alone, so that the advisor measures the level it chose.
+ * The advisor's clocks count the opening of the sampler's execution as the
+ * statement's time, as they always have.
  */
 static void
 hooks_ExecutorStart(QueryDesc *queryDesc, int eflags)
@@ -87,6 +89,9 @@ hooks_ExecutorStart(QueryDesc *queryDesc, int eflags)
 	if (unlikely(queryDesc->plannedstmt->planTree->total_cost >=
 				 jp_advisor_cutoff))
 		jp_advisor_start(queryDesc, eflags, nesting_level == 0);
+
+	/* and so may tiering, for a plan the advisor does not follow */
+	jp_tiering_plan(queryDesc, eflags);
 
 	/*
 	 * A statement that does not JIT opens no execution, so it needs no PG_TRY

@@ -4,8 +4,9 @@
  *	  The executor hooks layer (doc/architecture.md): installs and chains
  *	  jitprof's executor and ProcessUtility hooks, keeps the nesting level
  *	  as pg_stat_statements counts it, and calls the layers that act on a
- *	  statement, each through its own header: the sampler (sampler.h) and
- *	  the JIT advisor (advisor.h).  Nothing below calls it.
+ *	  statement, each through its own header: the sampler (sampler.h), the
+ *	  JIT advisor (advisor.h) and tiered JIT (provider.h).  Nothing below
+ *	  calls it.
  *
  * Copyright (c) 2026, The jitprof Developers
  * Distributed under the PostgreSQL License (the file LICENSE).
@@ -20,6 +21,7 @@
 
 #include "advisor/advisor.h"
 #include "core/core.h"
+#include "provider/provider.h"
 #include "sampler/sampler.h"
 
 extern void jp_hooks_init(void);

@@ -13,7 +13,8 @@
  *	  tiering.c       tiered JIT: expressions run interpreted first and are
  *	                  compiled by provider.c's compile, handed in
  *	  tiering_rule.c  tiering's decision rule (tiering_rule.h, for
- *	                  tiering.c only)
+ *	                  tiering's files only)
+ *	  tiering_plan.c  which plans are tiered, decided at ExecutorStart
  *
  * The provider is the top of the compile path: it calls down into the
  * sampler, the link and the names layers, and nothing below calls it.
@@ -28,6 +29,8 @@
  */
 #ifndef JITPROF_PROVIDER_H
 #define JITPROF_PROVIDER_H
+
+#include "executor/execdesc.h"
 
 #include "core/core.h"
 #include "link/link.h"
@@ -82,6 +85,16 @@ extern void jp_tiering_define_gucs(void);
 extern const JpTieringCounters *jp_tiering_counters(void);
 extern bool jp_tiering_defer(ExprState *state,
 							 const JpTieringCompiler *compiler);
+
+/* tiering_plan.c: which plans are tiered, at ExecutorStart (hooks layer) */
+typedef struct JpTieringPlanCounters
+{
+	uint64		promoted;		/* under jit_above_cost, tiered */
+	uint64		below_floor;	/* JIT by PostgreSQL, run interpreted */
+} JpTieringPlanCounters;
+
+extern void jp_tiering_plan(QueryDesc *queryDesc, int eflags);
+extern const JpTieringPlanCounters *jp_tiering_plan_counters(void);
 
 /* got_patch.c */
 extern bool jp_got_patch(const void *code, const char *library,

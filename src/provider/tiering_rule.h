@@ -3,7 +3,7 @@
  * tiering_rule.h
  *	  Tiering's decision rule (tiering_rule.c): which queries are tiered,
  *	  when a round of compiling pays, and at which optimisation level.
- *	  Used by tiering.c only, inside the provider folder.
+ *	  Used by tiering.c and tiering_plan.c only, inside the provider folder.
  *
  * Copyright (c) 2026, The jitprof Developers
  * Distributed under the PostgreSQL License (the file LICENSE).

@@ -90,6 +90,7 @@ jitprof_status_1_0(PG_FUNCTION_ARGS)
 	const JitprofUnwindCounters *unwind = jp_jitdump_unwind_counters();
 	const JitprofStepCounters *steps = jp_steps_counters();
 	const JpTieringCounters *tiering = jp_tiering_counters();
+	const JpTieringPlanCounters *tiering_plans = jp_tiering_plan_counters();
 	uint64		kept_maps;
 	uint64		kept_bytes;
 	uint64		kept_removed;
@@ -190,6 +191,9 @@ jitprof_status_1_0(PG_FUNCTION_ARGS)
 	put_status_u64(rsinfo, "tiering_expressions_never_compiled",
 				   tiering->expressions_never_compiled);
 	put_status_u64(rsinfo, "tiering_failures", tiering->failures);
+	put_status_u64(rsinfo, "tiering_plans_promoted", tiering_plans->promoted);
+	put_status_u64(rsinfo, "tiering_plans_below_floor",
+				   tiering_plans->below_floor);
 	put_status_u64(rsinfo, "store_shmem_bytes", sizes.shmem_bytes);
 	put_status_u64(rsinfo, "store_hotspot_entry_bytes",
 				   sizes.hotspot_entry_bytes);

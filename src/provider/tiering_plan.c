@@ -1,0 +1,125 @@
+/*-------------------------------------------------------------------------
+ *
+ * tiering_plan.c
+ *	  Which plans tiered JIT takes, decided at ExecutorStart: with
+ *	  jitprof.tiering on, a plan above tiering's floor cost is tiered even
+ *	  when jit_above_cost kept PostgreSQL from compiling it, and a plan below
+ *	  the floor runs as with jit = off.
+ *
+ * Contract: the executor gets a copy of the PlannedStmt, in the QueryDesc's
+ * memory context, with other jitFlags; the plan itself (a cached plan's
+ * too) is never written.  A session's jit = off, jit_above_cost = -1, a
+ * provider other than jitprof, parallel workers (their flags are their
+ * leader's) and queries the JIT advisor follows are left as they are.  The
+ * long story: doc/tiering.md, "Which plans are tiered".
+ *
+ * Copyright (c) 2026, The jitprof Developers
+ * Distributed under the PostgreSQL License (the file LICENSE).
+ *
+ * IDENTIFICATION
+ *	  src/provider/tiering_plan.c
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include "access/parallel.h"
+#include "executor/executor.h"
+#include "jit/jit.h"
+#include "utils/memutils.h"
+
+#include "advisor/advisor.h"
+#include "provider/provider.h"
+#include "provider/tiering_rule.h"
+
+static JpTieringPlanCounters plan_counters;
+static bool warned = false;
+
+/* Will this backend's JIT go through jitprof, once it is loaded? */
+static bool
+jitprof_is_provider(void)
+{
+	return jp_provider_active() ||
+		(jit_provider != NULL && strcmp(jit_provider, "jitprof") == 0);
+}
+
+/* the jitFlags the planner gives a plan of this cost above jit_above_cost */
+static int
+flags_for_tiering(Cost cost)
+{
+	int			flags = PGJIT_PERFORM;
+
+	if (jit_optimize_above_cost >= 0 && cost > jit_optimize_above_cost)
+		flags |= PGJIT_OPT3;
+	if (jit_inline_above_cost >= 0 && cost > jit_inline_above_cost)
+		flags |= PGJIT_INLINE;
+	if (jit_expressions)
+		flags |= PGJIT_EXPR;
+	if (jit_tuple_deforming)
+		flags |= PGJIT_DEFORM;
+	return flags;
+}
+
+/* hand the executor a copy of its plan with FLAGS; false if out of memory */
+static bool
+run_with_flags(QueryDesc *queryDesc, int flags)
+{
+	PlannedStmt *copy;
+
+	copy = MemoryContextAllocExtended(GetMemoryChunkContext(queryDesc),
+									  sizeof(PlannedStmt), MCXT_ALLOC_NO_OOM);
+	if (copy == NULL)
+	{
+		if (!warned)
+		{
+			warned = true;
+			ereport(WARNING,
+					(errmsg("jitprof tiering could not copy a plan to change its JIT flags"),
+					 errdetail("The query ran with the JIT decision PostgreSQL made.  This backend reports no further failure of this kind.")));
+		}
+		return false;
+	}
+	memcpy(copy, queryDesc->plannedstmt, sizeof(PlannedStmt));
+	copy->jitFlags = flags;
+	queryDesc->plannedstmt = copy;
+	return true;
+}
+
+/*
+ * ExecutorStart, before the next hook.  With jitprof.tiering on, the plan
+ * PostgreSQL did not JIT that is above the floor is tiered; the plan it did
+ * JIT that is below the floor runs interpreted, at jit = off's cost.
+ */
+void
+jp_tiering_plan(QueryDesc *queryDesc, int eflags)
+{
+	PlannedStmt *pstmt;
+	Cost		cost;
+	bool		above_floor;
+
+	if (likely(!jitprof_tiering))
+		return;
+	pstmt = queryDesc->plannedstmt;
+	cost = pstmt->planTree->total_cost;
+	above_floor = jitprof_tiering_threshold >= 0 ||
+		cost >= jitprof_tiering_min_cost;
+	if ((eflags & EXEC_FLAG_EXPLAIN_ONLY) != 0 || !jit_enabled ||
+		IsParallelWorker() || queryDesc == jp_advisor_open_query)
+		return;
+
+	if ((pstmt->jitFlags & PGJIT_PERFORM) == 0)
+	{
+		if (above_floor && jit_above_cost >= 0 && jit_expressions &&
+			jitprof_is_provider() &&
+			run_with_flags(queryDesc, flags_for_tiering(cost)))
+			plan_counters.promoted++;
+	}
+	else if (!above_floor && run_with_flags(queryDesc, PGJIT_NONE))
+		plan_counters.below_floor++;
+}
+
+const JpTieringPlanCounters *
+jp_tiering_plan_counters(void)
+{
+	return &plan_counters;
+}
