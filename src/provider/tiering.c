@@ -69,6 +69,8 @@ typedef struct TieredExpr
 	ExprState  *state;
 	TierMode	mode;
 	bool		checked;		/* CheckExprStillValid done */
+	int64		budget;			/* calls tiered_eval may still count alone */
+	int64		granted;		/* the budget as last accounted */
 	uint64		evaluations;	/* interpreted, since the last round */
 	uint64		weight;			/* work of one evaluation (tiering_rule.c) */
 	int			round;			/* the round that compiled it */
@@ -87,6 +89,7 @@ struct TieringQuery
 	const JpTieringCompiler *compiler;
 	JpTierRule	rule;			/* when to compile (tiering_rule.c) */
 	uint64		evaluations;	/* interpreted, since the last round */
+	int			nexprs;			/* tiered expressions */
 	int			rounds;			/* rounds started */
 	int			code_round;		/* the last round that generated code */
 	int			emitted_round;	/* the last round known emitted */
@@ -259,6 +262,7 @@ jp_tiering_defer(ExprState *state, const JpTieringCompiler *compiler)
 	te->interp_private = state->evalfunc_private;
 	*query->exprs_tail = te;
 	query->exprs_tail = &te->next;
+	query->nexprs++;
 
 	state->evalfunc = tiered_eval;
 	state->evalfunc_private = te;
@@ -292,6 +296,7 @@ revert_rounds(TieringQuery *query, int after)
 		if (te->round <= after)
 			continue;
 		te->mode = TIER_INTERPRETED;
+		te->budget = te->granted = 0;
 		te->state->evalfunc = tiered_eval;
 		te->state->evalfunc_private = te;
 	}
@@ -352,6 +357,8 @@ compile_round(TieringQuery *query)
 			}
 			else
 				te->mode = TIER_NEVER;
+			/* its next call takes tiered_eval_slow's path */
+			te->budget = te->granted = 0;
 			state->evalfunc = tiered_eval;
 			state->evalfunc_private = te;
 		}
@@ -471,6 +478,7 @@ first_compiled_call(TieredExpr *te, ExprContext *econtext, bool *isNull)
 		 */
 		revert_rounds(query, query->emitted_round);
 		te->mode = TIER_INTERPRETED;
+		te->budget = te->granted = 0;
 		state->evalfunc = tiered_eval;
 		state->evalfunc_private = te;
 		query->failed = true;
@@ -501,20 +509,75 @@ first_compiled_call(TieredExpr *te, ExprContext *econtext, bool *isNull)
 	return result;
 }
 
-static Datum
-tiered_eval(ExprState *state, ExprContext *econtext, bool *isNull)
+/*
+ * Count what QUERY's expressions did on tiered_eval's fast path since they
+ * were last accounted: the query's work is then exact.
+ */
+static void
+account(TieringQuery *query)
+{
+	for (TieredExpr *te = query->exprs; te != NULL; te = te->next)
+	{
+		uint64		used;
+
+		if (te->mode != TIER_INTERPRETED)
+			continue;
+		used = te->granted - Max(te->budget, 0);
+		te->granted = Max(te->budget, 0);
+		te->evaluations += used;
+		query->evaluations += used;
+		query->rule.work += used * te->weight;
+	}
+}
+
+/*
+ * Share the work left before the rule's next check among QUERY's
+ * interpreted expressions, as calls tiered_eval may count alone: the sum of
+ * budget x weight never passes it, so the call that would pass the check
+ * comes through tiered_eval_slow, and the check happens at the exact count.
+ * A query that failed to compile counts no more.
+ */
+static void
+grant(TieringQuery *query)
+{
+	uint64		left = 0;
+
+	if (query->rule.next_check > query->rule.work)
+		left = query->rule.next_check - query->rule.work;
+	for (TieredExpr *te = query->exprs; te != NULL; te = te->next)
+	{
+		if (te->mode == TIER_NEVER || (te->mode == TIER_INTERPRETED && query->failed))
+			te->budget = te->granted = PG_INT64_MAX / 2;
+		else if (te->mode == TIER_INTERPRETED)
+		{
+			uint64		share = left / ((uint64) query->nexprs * Max(te->weight, 1));
+
+			te->budget = te->granted = (int64) Min(share, (uint64) PG_INT64_MAX / 2);
+		}
+	}
+}
+
+/*
+ * Every call that tiered_eval does not count alone: the first (the check
+ * ExecInterpExprStillValid would do), the calls at the rule's checks and
+ * rounds, and the compiled code's first call.
+ */
+static pg_noinline Datum
+tiered_eval_slow(ExprState *state, ExprContext *econtext, bool *isNull)
 {
 	TieredExpr *te = (TieredExpr *) state->evalfunc_private;
 	TieringQuery *query = te->query;
 
 	if (te->mode == TIER_INTERPRETED && !query->failed)
 	{
+		account(query);
 		te->evaluations++;
 		query->evaluations++;
-		if ((query->rule.work += te->weight) > query->rule.next_check &&
-			round_pays(query))
+		query->rule.work += te->weight;
+		if (query->rule.work > query->rule.next_check && round_pays(query))
 			compile_round(query);
 	}
+	grant(query);
 
 	if (te->mode == TIER_PENDING)
 		return first_compiled_call(te, econtext, isNull);
@@ -526,4 +589,21 @@ tiered_eval(ExprState *state, ExprContext *econtext, bool *isNull)
 		te->checked = true;
 	}
 	return te->interp_func(state, econtext, isNull);
+}
+
+/*
+ * An interpreted evaluation within the expression's budget: one decrement,
+ * then the interpreter by a tail call; the evaluations are added to the
+ * query's work when tiered_eval_slow accounts them.  Kept this small because
+ * an expression that never switches pays it at every evaluation
+ * (bench/tiering_wrapper.sh).
+ */
+static Datum
+tiered_eval(ExprState *state, ExprContext *econtext, bool *isNull)
+{
+	TieredExpr *te = (TieredExpr *) state->evalfunc_private;
+
+	if (likely(--te->budget >= 0))
+		return te->interp_func(state, econtext, isNull);
+	return tiered_eval_slow(state, econtext, isNull);
 }
