@@ -40,7 +40,11 @@
 # under load they moved by up to 90.  tpcb's count (about 313,000) moves by
 # about 1,000 (WAL and its flushes), which is as much as jitprof's own cost.
 #
-#   [WORKLOAD=select|tpcb|connect] bench/instructions.sh [SHORT [LONG]]
+#   [WORKLOAD=select|tpcb|connect] [JITPROF_OPTS="-c name=value ..."]
+#     bench/instructions.sh [SHORT [LONG]]
+#
+# JITPROF_OPTS adds server options to the jitprof configuration only (for
+# example -c jitprof.tiering=on).
 #
 # SHORT and LONG default to 2000 and 12000 (connect: 100 and 400).  Run as
 # root; JITPROF_PGTREE and JITPROF_PORT are honoured.  About 2 minutes per
@@ -78,7 +82,7 @@ trap cleanup EXIT
 configs=(stock jitprof qid)
 declare -A opts
 opts[stock]="-c shared_preload_libraries= -c jit_provider=llvmjit"
-opts[jitprof]="-c shared_preload_libraries=jitprof -c jit_provider=jitprof -c jitprof.save=off"
+opts[jitprof]="-c shared_preload_libraries=jitprof -c jit_provider=jitprof -c jitprof.save=off ${JITPROF_OPTS:-}"
 opts[qid]="${opts[stock]} -c compute_query_id=on"
 
 init_cluster "$data" "$PG_PORT" "$work" "autovacuum = off"
@@ -129,7 +133,7 @@ run() {
 }
 
 declare -A per_tx file_short file_long
-echo "pgbench ${pgbench_args[*]} -c 1: instructions per transaction in PostgresMain, ($long - $short) transactions"
+echo "pgbench ${pgbench_args[*]} -c 1: instructions per transaction in PostgresMain, ($long - $short) transactions${JITPROF_OPTS:+; jitprof with $JITPROF_OPTS}"
 for c in "${configs[@]}"; do
 	out=$(run "$c" "$short")
 	read -r is fs <<<"$out"
