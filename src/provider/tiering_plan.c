@@ -103,6 +103,10 @@ jp_tiering_plan(QueryDesc *queryDesc, int eflags)
 	cost = pstmt->planTree->total_cost;
 	above_floor = jitprof_tiering_threshold >= 0 ||
 		cost >= jitprof_tiering_min_cost;
+
+	/* most OLTP statements: not JIT-compiled, and under the floor */
+	if ((pstmt->jitFlags & PGJIT_PERFORM) == 0 && !above_floor)
+		return;
 	if ((eflags & EXEC_FLAG_EXPLAIN_ONLY) != 0 || !jit_enabled ||
 		IsParallelWorker() || queryDesc == jp_advisor_open_query)
 		return;
