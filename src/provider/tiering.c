@@ -6,7 +6,8 @@
  *
  * Contract: jp_tiering_defer() takes an expression from the provider's
  * compile_expr callback, makes it ready for the interpreter and installs
- * tiered_eval(), which counts work and, when tiering_rule.c says it pays,
+ * tiered_eval(), which counts work (against per-expression budgets that
+ * keep the rule's checks exact) and, when tiering_rule.c says it pays,
  * compiles the expressions that have run in one round.  An expression is
  * switched only between two of its calls, and never changes its result.
  * Only a failed emission is caught (the query goes on interpreted, after

@@ -113,8 +113,7 @@ jp_tiering_plan(QueryDesc *queryDesc, int eflags)
 
 	if ((pstmt->jitFlags & PGJIT_PERFORM) == 0)
 	{
-		if (above_floor && jit_above_cost >= 0 && jit_expressions &&
-			jitprof_is_provider() &&
+		if (jit_above_cost >= 0 && jit_expressions && jitprof_is_provider() &&
 			run_with_flags(queryDesc, flags_for_tiering(cost)))
 			plan_counters.promoted++;
 	}

@@ -5,7 +5,8 @@
 # underestimate case); a session's jit = off, jit_above_cost = -1 and the
 # floor keep it interpreted; a plan PostgreSQL would JIT that is below the
 # floor runs as with jit = off; a cached generic plan keeps its flags; the
-# workers of a promoted parallel plan tier too.
+# workers of a promoted parallel plan tier too; with another jit_provider
+# nothing is promoted.
 use strict;
 use warnings;
 
@@ -148,5 +149,14 @@ for my $w (sort keys %scan_rows)
 	  if $scan_rows{$w} > 1000;
 }
 cmp_ok($workers_compiled, '>=', 1, 'parallel: a worker of the promoted plan compiled');
+
+# another JIT provider: promoting would make it compile before the first
+# row, so nothing is promoted
+$node->append_conf('postgresql.conf', "jit_provider = 'llvmjit'");
+$node->restart;
+my ($other) = session(\@tiered, $explain, counters('tiering_plans_promoted'));
+my $other_text = join("\n", @$other);
+unlike($other_text, qr/\nJIT:/, 'jit_provider = llvmjit: the plan is not JIT-compiled');
+is($other->[-1], '0', 'jit_provider = llvmjit: nothing promoted');
 
 done_testing();
