@@ -45,22 +45,12 @@ here=$(cd "$(dirname "$0")" && pwd)
 . "$here"/../tools/common.sh
 build_and_install >/dev/null
 
-work=$(make_workdir bench-tiering)
-cleanup() {
-	stop_clusters
-	rm -rf "$work"
-}
-trap cleanup EXIT
-init_cluster "$work/data" "$PG_PORT" "$work" "shared_preload_libraries = 'jitprof'
+start_bench_cluster bench-tiering "shared_preload_libraries = 'jitprof'
 jit_provider = 'jitprof'
 compute_query_id = on
 max_parallel_workers_per_gather = 0
 shared_buffers = 256MB
 autovacuum = off"
-as_pg_user "$PG_BINDIR"/pg_ctl -D "$work/data" -l "$work/log" -w start >/dev/null
-psql_q() {
-	as_pg_user "$PG_BINDIR"/psql -X -q -At -v ON_ERROR_STOP=1 -h "$work" -p "$PG_PORT" -d postgres "$@"
-}
 
 as_pg_user "$PG_BINDIR"/pgbench -q -i -s 1 -h "$work" -p "$PG_PORT" postgres >/dev/null 2>&1
 {

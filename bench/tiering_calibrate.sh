@@ -30,23 +30,13 @@ here=$(cd "$(dirname "$0")" && pwd)
 . "$here"/../tools/common.sh
 build_and_install >/dev/null
 
-work=$(make_workdir bench-tiering-calibrate)
-cleanup() {
-	stop_clusters
-	rm -rf "$work"
-}
-trap cleanup EXIT
-init_cluster "$work/data" "$PG_PORT" "$work" "shared_preload_libraries = 'jitprof'
+start_bench_cluster bench-tiering-calibrate "shared_preload_libraries = 'jitprof'
 jit_provider = 'jitprof'
 compute_query_id = on
 max_parallel_workers_per_gather = 0
 jit = on
 jit_above_cost = 0
 autovacuum = off"
-as_pg_user "$PG_BINDIR"/pg_ctl -D "$work/data" -l "$work/log" -w start >/dev/null
-psql_q() {
-	as_pg_user "$PG_BINDIR"/psql -X -q -At -v ON_ERROR_STOP=1 -h "$work" -p "$PG_PORT" -d postgres "$@"
-}
 
 k1=1
 k2=41

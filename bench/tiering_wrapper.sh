@@ -33,26 +33,16 @@ if ! [[ "$short" =~ ^[0-9]+$ && "$long" =~ ^[0-9]+$ ]] || [ "$long" -le "$short"
 fi
 here=$(cd "$(dirname "$0")" && pwd)
 . "$here"/../tools/common.sh
-command -v valgrind >/dev/null || {
-	echo "bench/tiering_wrapper.sh: needs valgrind (tools/deps.sh installs it)" >&2
-	exit 2
-}
+command -v valgrind >/dev/null || apt-get install -y -qq valgrind >/dev/null
 build_and_install >/dev/null
 
-work=$(make_workdir bench-tiering-wrapper)
-cleanup() {
-	stop_clusters
-	rm -rf "$work"
-}
-trap cleanup EXIT
-init_cluster "$work/data" "$PG_PORT" "$work" "shared_preload_libraries = 'jitprof'
+start_bench_cluster bench-tiering-wrapper "shared_preload_libraries = 'jitprof'
 jit_provider = 'jitprof'
 compute_query_id = on
 max_parallel_workers_per_gather = 0
 autovacuum = off
 jitprof.save = off"
-as_pg_user "$PG_BINDIR"/pg_ctl -D "$work/data" -l "$work/log" -w start >/dev/null
-as_pg_user "$PG_BINDIR"/psql -X -q -v ON_ERROR_STOP=1 -h "$work" -p "$PG_PORT" -d postgres >/dev/null <<EOF
+psql_q >/dev/null <<EOF
 SET jit = off;
 CREATE EXTENSION jitprof;
 CREATE TABLE t_short AS SELECT (g % 1000)::int AS a, g AS b FROM generate_series(1, $short) g;

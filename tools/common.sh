@@ -104,3 +104,18 @@ stop_clusters() {
 		fi
 	done
 }
+
+# start_bench_cluster NAME CONF: a throwaway cluster for a benchmark, with
+# CONF added to its postgresql.conf, started; $work is its directory (the
+# socket's too), removed with the cluster on exit.  psql_q runs psql on it,
+# unaligned and quiet, stopping at the first error.
+start_bench_cluster() {
+	work=$(make_workdir "$1")
+	trap 'stop_clusters; rm -rf "$work"' EXIT
+	init_cluster "$work/data" "$PG_PORT" "$work" "$2"
+	as_pg_user "$PG_BINDIR"/pg_ctl -D "$work/data" -l "$work/log" -w start >/dev/null
+}
+
+psql_q() {
+	as_pg_user "$PG_BINDIR"/psql -X -q -At -v ON_ERROR_STOP=1 -h "$work" -p "$PG_PORT" -d postgres "$@"
+}
