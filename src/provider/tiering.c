@@ -536,7 +536,9 @@ account(TieringQuery *query)
  * interpreted expressions, as calls tiered_eval may count alone: the sum of
  * budget x weight never passes it, so the call that would pass the check
  * comes through tiered_eval_slow, and the check happens at the exact count.
- * A query that failed to compile counts no more.
+ * An expression not yet called gets none: its first call must do the check
+ * ExecInterpExprStillValid would.  A query that failed to compile counts no
+ * more.
  */
 static void
 grant(TieringQuery *query)
@@ -547,7 +549,11 @@ grant(TieringQuery *query)
 		left = query->rule.next_check - query->rule.work;
 	for (TieredExpr *te = query->exprs; te != NULL; te = te->next)
 	{
-		if (te->mode == TIER_NEVER || (te->mode == TIER_INTERPRETED && query->failed))
+		/* the first call is tiered_eval_slow's: it does the check */
+		if (te->mode == TIER_INTERPRETED && !te->checked)
+			te->budget = te->granted = 0;
+		else if (te->mode == TIER_NEVER ||
+				 (te->mode == TIER_INTERPRETED && query->failed))
 			te->budget = te->granted = PG_INT64_MAX / 2;
 		else if (te->mode == TIER_INTERPRETED)
 		{
