@@ -17,6 +17,7 @@ MODULE_big = jitprof
 OBJS = \
 	src/core/settings.o \
 	src/core/file_io.o \
+	src/core/plan_copy.o \
 	src/store/store.o \
 	src/store/store_evict.o \
 	src/store/store_rows.o \

@@ -492,21 +492,13 @@ jp_advisor_start(QueryDesc *queryDesc, int eflags, bool toplevel)
 
 	if (o.level != o.pg_level)
 	{
-		MemoryContext cxt = GetMemoryChunkContext(queryDesc);
-		PlannedStmt *copy = MemoryContextAllocExtended(cxt, sizeof(PlannedStmt),
-													   MCXT_ALLOC_NO_OOM);
-
-		if (copy == NULL)
+		if (jp_plan_with_jit_flags(queryDesc,
+								   flags_of_level(o.level, pstmt->jitFlags)))
+			o.original = pstmt;
+		else
 		{
 			warn_once(FAILED_PLAN_COPY);
 			o.level = o.base_level = o.pg_level;
-		}
-		else
-		{
-			memcpy(copy, pstmt, sizeof(PlannedStmt));
-			copy->jitFlags = flags_of_level(o.level, pstmt->jitFlags);
-			o.original = pstmt;
-			queryDesc->plannedstmt = copy;
 		}
 	}
 

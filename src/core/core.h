@@ -10,8 +10,8 @@
  * sink once it is linked (JitprofFunction in a JitprofObject).  Sinks and the
  * sampler see only these records, never LLVM.
  *
- * core includes no other folder's header.  Its files are core/file_io.c and
- * core/settings.c; jitprof_llvm.h, the seam between jitprof.so and
+ * core includes no other folder's header.  Its files are core/file_io.c,
+ * core/plan_copy.c and core/settings.c; jitprof_llvm.h, the seam between jitprof.so and
  * jitprof_llvm.so, is core's second header, because the C++ side includes
  * it and cannot include this one.
  *
@@ -161,6 +161,10 @@ extern bool jp_make_jit_dir(const char *dir, const char *prefix,
 							const char *date, const char *file,
 							bool (*dir_ok) (const char *dir), bool report,
 							char *made_dir, char *file_path);
+
+/* plan_copy.c: the executor gets a copy of its plan with other jitFlags */
+struct QueryDesc;
+extern bool jp_plan_with_jit_flags(struct QueryDesc *queryDesc, int jit_flags);
 
 /*
  * The longest path jitprof makes under jitprof.jitdump_dir is the step

@@ -6,8 +6,8 @@
  *	  when jit_above_cost kept PostgreSQL from compiling it, and a plan below
  *	  the floor runs as with jit = off.
  *
- * Contract: the executor gets a copy of the PlannedStmt, in the QueryDesc's
- * memory context, with other jitFlags; the plan itself (a cached plan's
+ * Contract: the executor gets a copy of the PlannedStmt with other jitFlags
+ * (core/plan_copy.c); the plan itself (a cached plan's
  * too) is never written.  A session's jit = off, jit_above_cost = -1, a
  * provider other than jitprof, parallel workers (their flags are their
  * leader's) and queries the JIT advisor follows are left as they are.  The
@@ -26,7 +26,6 @@
 #include "access/parallel.h"
 #include "executor/executor.h"
 #include "jit/jit.h"
-#include "utils/memutils.h"
 
 #include "advisor/advisor.h"
 #include "provider/provider.h"
@@ -64,25 +63,16 @@ flags_for_tiering(Cost cost)
 static bool
 run_with_flags(QueryDesc *queryDesc, int flags)
 {
-	PlannedStmt *copy;
-
-	copy = MemoryContextAllocExtended(GetMemoryChunkContext(queryDesc),
-									  sizeof(PlannedStmt), MCXT_ALLOC_NO_OOM);
-	if (copy == NULL)
+	if (jp_plan_with_jit_flags(queryDesc, flags))
+		return true;
+	if (!warned)
 	{
-		if (!warned)
-		{
-			warned = true;
-			ereport(WARNING,
-					(errmsg("jitprof tiering could not copy a plan to change its JIT flags"),
-					 errdetail("The query ran with the JIT decision PostgreSQL made.  This backend reports no further failure of this kind.")));
-		}
-		return false;
+		warned = true;
+		ereport(WARNING,
+				(errmsg("jitprof tiering could not copy a plan to change its JIT flags"),
+				 errdetail("The query ran with the JIT decision PostgreSQL made.  This backend reports no further failure of this kind.")));
 	}
-	memcpy(copy, queryDesc->plannedstmt, sizeof(PlannedStmt));
-	copy->jitFlags = flags;
-	queryDesc->plannedstmt = copy;
-	return true;
+	return false;
 }
 
 /*

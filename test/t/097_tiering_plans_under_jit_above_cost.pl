@@ -34,10 +34,7 @@ ANALYZE long_t, tiny, par;
 sub session
 {
 	my ($settings, @sql) = @_;
-	my ($ret, $out, $err) = $node->psql('postgres',
-		join('', map { "SET $_;\n" } @$settings) . join('', map { "$_;\n" } @sql),
-		on_error_stop => 0);
-	return ([ split /\n/, $out ], $err);
+	return psql_lines($node, '', $settings, @sql);
 }
 
 # read with jit = off, so that the read is neither promoted nor lowered
