@@ -1,0 +1,131 @@
+#!/bin/bash
+# Where compiling spends its instructions, stock llvmjit (RuntimeDyld)
+# against jitprof (JITLink and its plugin), phase by phase (issue 35,
+# item 3).  A count, not a time: callgrind counts the same on a busy
+# machine, where emission times per query move by ±25% between rounds
+# (bench/emission.sh).  What callgrind cannot see is the kernel's share
+# (mmap, mprotect, page faults): bench/syscalls.sh counts those.
+#
+# One single-user backend (postgres --single) per provider runs the 20
+# TPC-H-style queries of test/corpus once each, JIT forced with
+# optimisation and inlining, under valgrind --tool=callgrind counting
+# inside PostgresMain.  Each query compiles its own module, so the phases
+# below are per query once divided by 20:
+#
+#   total         PostgresMain: everything, execution included
+#   IR            generating the IR: llvm_compile_expr, or jitprof's
+#                 jp_compile_expr around it (naming included)
+#   inline        llvm_inline
+#   optimise      LLVM's pass managers (LLVMRunPassManager, LLVMRunPasses)
+#   emit          LLVMOrcLLJITLookup: what EXPLAIN reports as Emission,
+#                 code generation and linking together
+#     codegen     SimpleCompiler: machine code generation
+#     link        the object layer's emit: RuntimeDyld, or JITLink with
+#                 jitprof's plugin, sinks, registry and arena
+#   load          jp_llvm_load: loading jitprof's LLVM library (once per
+#                 backend, not per query)
+#
+# and, for jitprof, its own code's instructions (exclusive) by source file.
+# A third configuration, "steps", is jitprof with jitprof.steps = on (line
+# tables for every function, doc/steps.md); its extra phases:
+#
+#   annotate      the step list and the IR's locations (steps.c), with
+#   debuginfo     attaching the step locations to the IR (llvm_steps.c)
+#   dwarfend      LLVM writing the DWARF sections at the end of code
+#                 generation (DwarfDebug::endModule; its per-instruction
+#                 work is in codegen)
+#   readback      reading the line table back at link time (linker.cpp)
+#
+#   bench/emission_phases.sh
+#
+# Run as root (builds and installs like tools/test.sh); JITPROF_PGTREE and
+# JITPROF_PORT select a private tree and port.  In a chroot:
+# tools/platform.sh trixie --run bench/emission_phases.sh.  About 5 minutes.
+set -euo pipefail
+
+here=$(cd "$(dirname "$0")" && pwd)
+. "$here"/../tools/common.sh
+command -v valgrind >/dev/null || apt-get install -y -qq valgrind >/dev/null
+command -v bc >/dev/null || apt-get install -y -qq bc >/dev/null
+build_and_install >/dev/null
+
+start_bench_cluster bench-emission-phases "shared_preload_libraries = 'jitprof'
+jit_provider = 'jitprof'
+compute_query_id = on
+max_parallel_workers_per_gather = 0
+autovacuum = off
+jitprof.save = off"
+psql_q -c "SET jit = off" -f "$TOP/test/corpus/schema.sql" >/dev/null
+psql_q -c "CREATE EXTENSION jitprof" -c "VACUUM ANALYZE" >/dev/null
+as_pg_user "$PG_BINDIR"/pg_ctl -D "$work/data" -w stop >/dev/null
+
+# one statement per line, as the single-user backend reads them
+perl -e 'local $/; my $t = <STDIN>;
+	for my $s (split /;\s*\n/, $t) {
+		$s =~ s/^--.*\n//mg; $s =~ s/\s+/ /g;
+		print "$s;\n" if $s =~ /\S/;
+	}' <"$TOP/test/corpus/tpch.sql" >"$work/queries.sql"
+nq=$(wc -l <"$work/queries.sql")
+
+declare -A options=(
+	[llvmjit]="-c jit_provider=llvmjit"
+	[jitprof]="-c jit_provider=jitprof"
+	[steps]="-c jit_provider=jitprof -c jitprof.steps=on"
+)
+for config in llvmjit jitprof steps; do
+	# shellcheck disable=SC2086
+	{
+		echo "SET jit_above_cost = 0; SET jit_optimize_above_cost = 0; SET jit_inline_above_cost = 0;"
+		cat "$work/queries.sql"
+	} | as_pg_user valgrind --tool=callgrind --toggle-collect=PostgresMain \
+		--callgrind-out-file="$work/cg.$config" "$PG_BINDIR"/postgres --single \
+		-D "$work/data" ${options[$config]} postgres >"$work/single.$config.log" 2>&1
+	if grep -q 'ERROR' "$work/single.$config.log"; then
+		cat "$work/single.$config.log" >&2
+		exit 1
+	fi
+	callgrind_annotate --inclusive=yes --auto=no --threshold=100 "$work/cg.$config" >"$work/incl.$config" 2>/dev/null
+	callgrind_annotate --inclusive=no --auto=no --threshold=100 "$work/cg.$config" >"$work/excl.$config" 2>/dev/null
+done
+
+# the largest inclusive count of the functions matching a pattern
+phase() {
+	{ grep -E "$2" "$work/incl.$1" || true; } | head -n 1 | awk '{ gsub(",", "", $1); print $1 }'
+}
+declare -A pattern=(
+	[total]=':PostgresMain '
+	[IR]=':(jp_compile_expr|llvm_compile_expr) '
+	[inline]=':llvm_inline '
+	[optimise]=':(LLVMRunPassManager|LLVMRunPasses) '
+	[emit]=':LLVMOrcLLJITLookup '
+	[codegen]='SimpleCompiler::operator\(\)'
+	[link]='(RTDyldObjectLinkingLayer::emit|JitprofObjectLayer::emit)'
+	[load]=':jp_llvm_load '
+	[annotate]=':jp_steps_annotate '
+	[debuginfo]=':jp_add_debug_info '
+	[dwarfend]='DwarfDebug::endModule\(\)'
+	[readback]='stepTables\(llvm::object::ObjectFile const'
+)
+echo "# bench/emission_phases.sh, commit $(git -C "$TOP" rev-parse --short HEAD 2>/dev/null || echo unknown), $(date -u +%F), PostgreSQL $("$PG_BINDIR"/postgres -V | awk '{ print $3 }')"
+echo "# instructions per query (callgrind, inclusive), $nq TPC-H-style queries, JIT forced with optimisation and inlining"
+# a ratio, where the denominator is not next to nothing
+ratio() {
+	if [ "$2" -ge 1000000 ]; then
+		printf '%9.4f' "$(echo "$1 / $2" | bc -l)"
+	else
+		printf '%9s' -
+	fi
+}
+printf '%-9s %13s %13s %9s %13s %9s\n' phase stock jitprof /stock steps /jitprof
+for p in total IR inline optimise emit codegen link load annotate debuginfo dwarfend readback; do
+	s=$(phase llvmjit "${pattern[$p]}")
+	j=$(phase jitprof "${pattern[$p]}")
+	d=$(phase steps "${pattern[$p]}")
+	printf '%-9s %13.0f %13.0f %s %13.0f %s\n' "$p" "$(echo "${s:-0} / $nq" | bc -l)" \
+		"$(echo "${j:-0} / $nq" | bc -l)" "$(ratio "${j:-0}" "${s:-0}")" \
+		"$(echo "${d:-0} / $nq" | bc -l)" "$(ratio "${d:-0}" "${j:-0}")"
+done
+echo
+echo "# jitprof's own code, exclusive instructions per query, by source file"
+perl -ne 'if (/^\s*([\d,]+) .*?\bsrc\/(\w+\/\w+\.(?:c|cpp|h)):/) { my ($n, $file) = ($1, $2); $n =~ s/,//g; $f{$file} += $n }
+	END { printf "%-32s %12.0f\n", $_, $f{$_} / '"$nq"' for sort { $f{$b} <=> $f{$a} } keys %f }' "$work/excl.jitprof"
