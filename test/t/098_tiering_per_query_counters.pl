@@ -3,7 +3,9 @@
 # compiled and never compiled, and they add up to the backend's
 # jitprof_status rows; jitprof_explain shows, per plan node, the rounds that
 # compiled its expressions, the evaluations at those rounds and the compile
-# time; the counts survive a clean restart and go with jitprof_reset().
+# time; the counts survive a clean restart and go with jitprof_reset(); a
+# nested statement, a cursor and a parallel plan count in the row their
+# samples go to.
 # With jitprof.plan_nodes on, a node's samples before the switch are
 # interpreted (not JIT code) and after it JIT code: a scan that never
 # switches has no JIT-code sample, one that switches halfway has a smaller
@@ -110,6 +112,35 @@ like($node->safe_psql('postgres', "SET jit = off; SELECT * FROM jitprof_explain(
 is($node->safe_psql('postgres',
 		'SET jit = off; SELECT jitprof_reset(); SELECT count(*) FROM jitprof_queries'),
 	"\n0", 'jitprof_reset() removes them');
+
+# Which query a tiered execution counts in, as its samples do: a statement
+# nested in a function counts in the top-level statement's row, a cursor in
+# its DECLARE's, a parallel plan's workers' rounds in the leader's row (and
+# their executions not at all).  Each case alone after a reset: the rows
+# with tiered executions, "executions|tiered_executions|tiering_switches".
+$node->safe_psql('postgres', q{
+CREATE FUNCTION nested_scan() RETURNS bigint LANGUAGE plpgsql
+  AS $$ BEGIN RETURN (SELECT sum(a * 2) FROM t WHERE b % 3 = 0); END $$;
+});
+my $tiered_rows = 'SET jit = off; SELECT string_agg(concat_ws(\'|\', executions,'
+  . ' tiered_executions, tiering_switches), \' \') FROM jitprof_queries WHERE tiered_executions > 0';
+my $cursor = "BEGIN; DECLARE c CURSOR FOR SELECT a * 3, b FROM t WHERE b % 7 = 1;\n"
+  . join('', map { "FETCH 1500 c;\n" } 1 .. 3) . "CLOSE c; COMMIT";
+for my $case (
+	[ 'nested in a function', [], 'SELECT nested_scan()', qr/^1\|1\|1$/ ],
+	[ 'a cursor fetched across the switch', [], $cursor, qr/^1\|1\|1$/ ],
+	[ 'a parallel plan', [ 'max_parallel_workers_per_gather = 2', 'parallel_setup_cost = 0',
+		'parallel_tuple_cost = 0', 'min_parallel_table_scan_size = 0' ],
+		'SELECT sum(a * 3), count(*) FROM t WHERE b % 5 = 0', qr/^1\|1\|([2-9])$/ ])
+{
+	my ($name, $settings, $sql, $expected) = @$case;
+	$node->safe_psql('postgres', 'SET jit = off; SELECT jitprof_reset()');
+	my ($r, $e) = psql_lines($node, $common,
+		[ 'jitprof.tiering = on', 'jitprof.tiering_threshold = 1000', @$settings ],
+		$sql, $tiered_rows);
+	note("$name: $r->[-1]");
+	like($r->[-1], $expected, "$name: one execution, tiered, in one row, with its switches");
+}
 
 # Samples before the switch are the interpreter's, after it JIT code's: a
 # scan with an expensive qual, 3 runs at each switch point (all of its
