@@ -38,6 +38,7 @@ OBJS = \
 	src/sampler/sampler_profile.o \
 	src/sampler/sampler_nodes.o \
 	src/sampler/sampler_steps.o \
+	src/sampler/sampler_tiering.o \
 	src/provider/provider.o \
 	src/provider/llvm_library.o \
 	src/provider/got_patch.o \
@@ -68,7 +69,7 @@ LLVM_OBJS = \
 
 EXTENSION = jitprof
 DATA = jitprof--1.0.sql jitprof--1.0--1.1.sql jitprof--1.1--1.2.sql \
-	jitprof--1.2--1.3.sql \
+	jitprof--1.2--1.3.sql jitprof--1.3--1.4.sql \
 	$(POWA_DATA)
 # The PoWA 4 and PoWA 5 module, an extension of its own (doc/monitoring.md), needs no
 # library.  Its control file is in DATA because EXTENSION's are looked for

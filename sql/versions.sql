@@ -1,4 +1,4 @@
--- Extension versions: 1.0, 1.1 and 1.2 as they shipped, and the updates to 1.3.
+-- Extension versions: 1.0, 1.1, 1.2 and 1.3 as they shipped, and the updates to 1.4.
 SET client_min_messages = warning;
 DROP EXTENSION IF EXISTS jitprof;
 RESET client_min_messages;
@@ -36,11 +36,27 @@ SELECT count(*) AS step_columns FROM pg_attribute
 SELECT count(*) >= 0 AS readable FROM jitprof_steps;
 
 -- 1.3 adds the JIT advisor's views.
-ALTER EXTENSION jitprof UPDATE;
+ALTER EXTENSION jitprof UPDATE TO '1.3';
 SELECT extversion FROM pg_extension WHERE extname = 'jitprof';
 SELECT count(*) AS advisor_views FROM pg_class
   WHERE relname IN ('jitprof_jit_payoff', 'jitprof_jit_levels', 'jitprof_advisor');
 SELECT mode, entries >= 0 AS ok FROM jitprof_advisor;
+-- 1.3's jitprof_queries has 1.0's 10 columns, through 1.0's entry point.
+SELECT count(*) AS columns FROM pg_attribute
+  WHERE attrelid = 'jitprof_queries'::regclass AND attnum > 0;
+SELECT count(*) >= 0 AS readable FROM jitprof_queries;
+SELECT prosrc FROM pg_proc WHERE proname = 'jitprof_explain';
+
+-- 1.4 adds tiered JIT's five columns to jitprof_queries, and its lines to
+-- jitprof_explain.
+ALTER EXTENSION jitprof UPDATE;
+SELECT extversion FROM pg_extension WHERE extname = 'jitprof';
+SELECT count(*) AS columns FROM pg_attribute
+  WHERE attrelid = 'jitprof_queries'::regclass AND attnum > 0;
+SELECT count(*) >= 0 AS readable,
+       coalesce(bool_and(tiered_executions <= executions), true) AS tiered_le_executions
+  FROM jitprof_queries;
+SELECT prosrc FROM pg_proc WHERE proname = 'jitprof_explain';
 
 -- The updated extension has the objects of a fresh CREATE EXTENSION, which
 -- PostgreSQL installs as 1.0 followed by the update scripts.

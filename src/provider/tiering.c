@@ -12,8 +12,10 @@
  * switched only between two of its calls, and never changes its result.
  * Only a failed emission is caught (the query goes on interpreted, after
  * one WARNING); cancels, timeouts and errors while generating code are
- * re-thrown.  State lives in the query's es_query_cxt.  The long story,
- * errors and counters: doc/tiering.md.
+ * re-thrown.  State lives in the query's es_query_cxt.  What the rounds
+ * did is counted for this backend (jitprof_status) and handed to the
+ * sampler's execution the query is charged to (per query and plan node,
+ * in the store).  The long story, errors and counters: doc/tiering.md.
  *
  * Copyright (c) 2026, The jitprof Developers
  * Distributed under the PostgreSQL License (the file LICENSE).
@@ -28,6 +30,7 @@
 #include "executor/execExpr.h"
 #include "miscadmin.h"
 #include "nodes/execnodes.h"
+#include "portability/instr_time.h"
 #include "storage/latch.h"
 #include "utils/guc.h"
 #include "utils/resowner.h"
@@ -75,6 +78,9 @@ typedef struct TieredExpr
 	uint64		evaluations;	/* interpreted, since the last round */
 	uint64		weight;			/* work of one evaluation (tiering_rule.c) */
 	int			round;			/* the round that compiled it */
+	uint64		round_evaluations;	/* the query's, at that round */
+	bool		first_of_node;	/* its node's first in that round */
+	int64		compile_ns;		/* generating its code in that round */
 	ExprStateEvalFunc interp_func;	/* the interpreter's function */
 	void	   *interp_private;
 	ExprStateEvalFunc compiled_func;	/* the provider's entry */
@@ -90,6 +96,8 @@ struct TieringQuery
 	const JpTieringCompiler *compiler;
 	JpTierRule	rule;			/* when to compile (tiering_rule.c) */
 	uint64		evaluations;	/* interpreted, since the last round */
+	uint64		all_evaluations;	/* interpreted, since it started */
+	uint32		exec_id;		/* the sampler's execution it is charged to */
 	int			nexprs;			/* tiered expressions */
 	int			rounds;			/* rounds started */
 	int			code_round;		/* the last round that generated code */
@@ -179,16 +187,56 @@ debug_wait(int stage)
 	}
 }
 
+/* instr_time in ns (PostgreSQL 15 has no INSTR_TIME_GET_NANOSEC) */
+static inline int64
+elapsed_ns(instr_time t)
+{
+	return (int64) INSTR_TIME_GET_MICROSEC(t) * 1000;
+}
+
+/*
+ * The time llvmjit has spent on QUERY's modules (inlining, optimising,
+ * emitting), from the JIT instrumentation EXPLAIN ANALYZE prints.
+ */
+static instr_time
+module_time(TieringQuery *query)
+{
+	JitContext *jit = query->estate->es_jit;
+	instr_time	sum;
+
+	INSTR_TIME_SET_ZERO(sum);
+	if (jit != NULL)
+	{
+		INSTR_TIME_ADD(sum, jit->instr.inlining_counter);
+		INSTR_TIME_ADD(sum, jit->instr.optimization_counter);
+		INSTR_TIME_ADD(sum, jit->instr.emission_counter);
+	}
+	return sum;
+}
+
+/* the plan node an expression is of, or -1 */
+static int32
+node_of(const TieredExpr *te)
+{
+	PlanState  *parent = te->state->parent;
+
+	return parent != NULL && parent->plan != NULL ?
+		parent->plan->plan_node_id : -1;
+}
+
 /* es_query_cxt is going away: count what it never compiled, forget it */
 static void
 forget_query(void *arg)
 {
 	TieringQuery *query = (TieringQuery *) arg;
 	TieringQuery **link = &live_queries;
+	JpStoreTiering delta = {0};
 
 	for (TieredExpr *te = query->exprs; te != NULL; te = te->next)
 		if (te->mode == TIER_INTERPRETED || te->mode == TIER_NEVER)
-			counters.expressions_never_compiled++;
+			delta.expressions_never_compiled++;
+	counters.expressions_never_compiled += delta.expressions_never_compiled;
+	jp_sampler_tiering_add(query->exec_id, &delta);
 
 	while (*link != NULL)
 	{
@@ -222,6 +270,7 @@ query_of(EState *estate, const JpTieringCompiler *compiler)
 	query->next = live_queries;
 	live_queries = query;
 	counters.queries++;
+	query->exec_id = jp_sampler_tiering_exec();
 	return query;
 }
 
@@ -304,6 +353,30 @@ revert_rounds(TieringQuery *query, int after)
 }
 
 /*
+ * Mark, among the expressions ROUND compiled, each node's first: its node
+ * counts that round once (charge_switch).  Quadratic in the round's
+ * expressions, whose compile costs far more.
+ */
+static void
+mark_first_of_node(TieringQuery *query, int round)
+{
+	for (TieredExpr *te = query->exprs; te != NULL; te = te->next)
+	{
+		if (te->round != round || te->mode != TIER_PENDING)
+			continue;
+		te->first_of_node = true;
+		for (TieredExpr *before = query->exprs; before != te;
+			 before = before->next)
+			if (before->round == round && before->mode == TIER_PENDING &&
+				node_of(before) == node_of(te))
+			{
+				te->first_of_node = false;
+				break;
+			}
+	}
+}
+
+/*
  * Compile the expressions of QUERY that have run since the last round,
  * into llvmjit's current module.  Their code is emitted at the first
  * compiled call of one of them (first_compiled_call).
@@ -320,8 +393,11 @@ compile_round(TieringQuery *query)
 	uint64		evaluations = query->evaluations;
 	JitContext *jit;
 	size_t		functions_before;
+	instr_time	start;
+	instr_time	duration;
 
 	query->evaluations = 0;
+	query->all_evaluations += evaluations;
 	jit = query->estate->es_jit;
 	functions_before = jit != NULL ? jit->instr.created_functions : 0;
 
@@ -349,8 +425,13 @@ compile_round(TieringQuery *query)
 			}
 			te->evaluations = 0;
 			te->round = round;
+			te->round_evaluations = query->all_evaluations;
+			INSTR_TIME_SET_CURRENT(start);
 			if (query->compiler->compile(state, &te->llvmjit_entry))
 			{
+				INSTR_TIME_SET_CURRENT(duration);
+				INSTR_TIME_SUBTRACT(duration, start);
+				te->compile_ns = elapsed_ns(duration);
 				te->compiled_func = state->evalfunc;
 				te->compiled_private = state->evalfunc_private;
 				te->mode = TIER_PENDING;
@@ -386,6 +467,7 @@ compile_round(TieringQuery *query)
 
 	if (compiled > 0)
 	{
+		mark_first_of_node(query, round);
 		query->code_round = round;
 		query->pending_switches++;
 		query->pending_exprs += compiled;
@@ -401,10 +483,59 @@ compile_round(TieringQuery *query)
 							 compiled, never_ran)));
 }
 
-/* QUERY's pending rounds were emitted: the switch took effect */
+/*
+ * Hand the sampler what the rounds after emitted_round did, per plan node:
+ * each round that compiled some of a node's expressions counts once for it
+ * (at its first such expression), with the query's evaluations at that
+ * round, and the node is charged the time its expressions' code took to
+ * generate.  EMITTER's node is charged the emission (EMIT_NS), as the
+ * sampler charges its samples.  Allocates nothing: it also runs while an
+ * error is handled.
+ */
 static void
-switched(TieringQuery *query)
+charge_switch(TieringQuery *query, TieredExpr *emitter, int64 emit_ns)
 {
+	JpStoreTiering delta = {0};
+	JpStoreTierNode node;
+
+	delta.switches = query->pending_switches;
+	delta.expressions_compiled = query->pending_exprs;
+	delta.functions = query->pending_functions;
+	jp_sampler_tiering_add(query->exec_id, &delta);
+
+	memset(&delta, 0, sizeof(delta));
+	delta.nodes = &node;
+	delta.nnodes = 1;
+	for (TieredExpr *te = query->exprs; te != NULL; te = te->next)
+	{
+		bool		compiled = (te->round > query->emitted_round &&
+								te->round <= query->code_round &&
+								(te->mode == TIER_PENDING ||
+								 te->mode == TIER_COMPILED));
+
+		memset(&node, 0, sizeof(node));
+		node.plan_node_id = node_of(te);
+		if (compiled)
+		{
+			node.rounds = te->first_of_node ? 1 : 0;
+			node.round_evaluations = te->first_of_node ? te->round_evaluations : 0;
+			node.compile_ns = te->compile_ns;
+		}
+		if (te == emitter)
+			node.compile_ns += emit_ns;
+		if (node.plan_node_id >= 0 && (compiled || te == emitter))
+			jp_sampler_tiering_add(query->exec_id, &delta);
+	}
+}
+
+/*
+ * QUERY's pending rounds were emitted, by EMITTER's first call in EMIT_NS:
+ * the switch took effect.
+ */
+static void
+switched(TieringQuery *query, TieredExpr *emitter, int64 emit_ns)
+{
+	charge_switch(query, emitter, emit_ns);
 	query->emitted_round = query->code_round;
 	counters.switches += query->pending_switches;
 	counters.expressions_compiled += query->pending_exprs;
@@ -445,6 +576,8 @@ first_compiled_call(TieredExpr *te, ExprContext *econtext, bool *isNull)
 	int32		compiling = jp_sampler_compile_begin(NULL);
 	ErrorData  *edata;
 	Datum		result;
+	instr_time	start;
+	instr_time	duration;
 
 	state->evalfunc = te->compiled_func;
 	state->evalfunc_private = te->compiled_private;
@@ -453,6 +586,8 @@ first_compiled_call(TieredExpr *te, ExprContext *econtext, bool *isNull)
 	if (query->emitted_round >= query->code_round)
 		return state->evalfunc(state, econtext, isNull);
 
+	/* the module's time, without this call's evaluation */
+	start = module_time(query);
 	PG_TRY();
 	{
 		debug_wait(JP_TIERING_WAIT_EMIT);
@@ -468,7 +603,9 @@ first_compiled_call(TieredExpr *te, ExprContext *econtext, bool *isNull)
 		if (state->evalfunc != te->compiled_func &&
 			state->evalfunc != te->llvmjit_entry)
 		{
-			switched(query);
+			duration = module_time(query);
+			INSTR_TIME_SUBTRACT(duration, start);
+			switched(query, te, elapsed_ns(duration));
 			PG_RE_THROW();
 		}
 
@@ -506,7 +643,9 @@ first_compiled_call(TieredExpr *te, ExprContext *econtext, bool *isNull)
 	}
 	PG_END_TRY();
 
-	switched(query);
+	duration = module_time(query);
+	INSTR_TIME_SUBTRACT(duration, start);
+	switched(query, te, elapsed_ns(duration));
 	return result;
 }
 

@@ -8,7 +8,8 @@
  * The sampler registers itself with the registry as a sink (link layer),
  * names plan nodes through the names layer and writes the store.  The
  * provider, above it, tells it which plan node is being compiled and asks
- * it which query ID an execution's code is named after; the hooks layer
+ * it which query ID an execution's code is named after, and hands it what
+ * tiered JIT did in an execution (sampler_tiering.c); the hooks layer
  * tells it where each statement's executor stands.  The files of the layer
  * share sampler_shared.h, which no other layer includes.
  *
@@ -26,6 +27,7 @@
 #include "executor/execdesc.h"
 
 #include "core/core.h"
+#include "store/store.h"
 
 /* sampler_profile.c: GUCs and the compile-time questions */
 extern void jp_sampler_init(void);
@@ -69,6 +71,11 @@ extern void jp_sampler_utility_begin(PlannedStmt *pstmt,
 									 JpSamplerFrame *frame);
 extern void jp_sampler_utility_failed(JpSamplerFrame *frame);
 extern void jp_sampler_utility_end(JpSamplerFrame *frame);
+
+/* sampler_tiering.c: what tiered JIT did, charged to an execution */
+extern uint32 jp_sampler_tiering_exec(void);
+extern void jp_sampler_tiering_add(uint32 exec_id,
+								   const JpStoreTiering *delta);
 
 /* sampler_nodes.c: the plan node whose expressions are being compiled */
 extern int32 jp_sampler_compile_begin(PlanState *ps);

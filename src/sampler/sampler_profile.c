@@ -514,6 +514,9 @@ jp_exec_flush(JpExec *exec, bool count_execution, bool final)
 {
 	static JpStoreDelta deltas[JP_MAX_SLOTS];
 	static JpStoreNodeDelta node_deltas[JP_MAX_PLAN_NODES];
+	static JpStoreTierNode tier_nodes[JP_TIER_MAX_NODES];
+	JpStoreTiering tiering;
+	bool		tiered;
 	JpStoreNodes nodes;
 	JpStoreSteps steps;
 	JpStoreStepDelta *step_deltas = NULL;
@@ -609,11 +612,13 @@ jp_exec_flush(JpExec *exec, bool count_execution, bool final)
 	 * statement nested in DO), so that the nodes' samples are always within
 	 * the samples counted with them.
 	 */
+	tiered = jp_tiering_take(exec, count_execution, &tiering, tier_nodes);
 	jp_store_flush(exec->userid, exec->dbid, exec->queryid, count_execution,
 				   qsamples, exec->nodes_tracked || nodes.ndeltas > 0,
 				   all, ndeltas, &health,
 				   nodes.ndeltas > 0 ? &nodes : NULL,
-				   steps.ndeltas > 0 ? &steps : NULL);
+				   steps.ndeltas > 0 ? &steps : NULL,
+				   tiered ? &tiering : NULL);
 
 	/* the deltas point into the pending table, so empty it only now */
 	for (int i = 0; i < npending; i++)

@@ -284,6 +284,11 @@ extern void jp_nodes_forget_exec(JpExec *exec);
 extern void jp_nodes_capture_shape(JpExec *exec);
 extern void jp_nodes_define_gucs(void);
 
+/* sampler_tiering.c: tiered JIT's counts, flushed with their execution */
+#define JP_TIER_MAX_NODES	64
+extern bool jp_tiering_take(JpExec *exec, bool count_execution,
+							JpStoreTiering *out, JpStoreTierNode *nodes);
+
 /* sampler_steps.c */
 extern JpStepProfile *jp_step_profile_make(const JitprofFunction *fn);
 extern void jp_step_profile_free(JpStepProfile *profile);

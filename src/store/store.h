@@ -57,6 +57,12 @@ typedef struct JpStoreEntry
 	int64		query_samples;
 	int64		compilations;
 	int64		code_bytes;		/* size of the latest compilation */
+	/* summary rows: tiered JIT (JpStoreTiering) */
+	int64		tiered_executions;
+	int64		tiering_switches;
+	int64		tiering_functions;
+	int64		tiering_expressions_compiled;
+	int64		tiering_expressions_never_compiled;
 	TimestampTz first_seen;
 	TimestampTz last_seen;
 	int32		ordinal;		/* JitprofOrigin.ordinal; 0 in summary rows */
@@ -126,7 +132,45 @@ typedef struct JpStoreNodeEntry
 	int64		self_samples;
 	int64		jit_self_samples;
 	int64		jit_compile_samples;
+	/* tiered JIT: the rounds that compiled its expressions (JpStoreTierNode) */
+	int64		tier_rounds;
+	int64		tier_round_evaluations;
+	int64		tier_compile_ns;
 } JpStoreNodeEntry;
+
+/*
+ * What tiered JIT did for one plan node of an execution since the last
+ * flush: the emitted rounds that compiled some of its expressions, the
+ * query's interpreted evaluations at each of those rounds (summed), and
+ * the time spent compiling for it (its expressions' code generation, and
+ * the emission of a module when one of its expressions emitted it).
+ */
+typedef struct JpStoreTierNode
+{
+	int32		plan_node_id;
+	int64		rounds;
+	int64		round_evaluations;
+	int64		compile_ns;
+} JpStoreTierNode;
+
+/*
+ * One flush's tiered-JIT part (doc/tiering.md, "Counters"): "tiered" says
+ * that the execution's expressions were tiered, counted in
+ * tiered_executions together with the execution; the other counts are
+ * those of rounds emitted and queries ended since the last flush.  The
+ * plan nodes go to the plan-node rows only with plan-node data.
+ */
+typedef struct JpStoreTiering
+{
+	bool		tiered;
+	int64		switches;
+	int64		functions;
+	int64		expressions_compiled;
+	int64		expressions_never_compiled;
+	int64		nodes_dropped;	/* plan nodes the sampler had no room for */
+	const JpStoreTierNode *nodes;
+	int			nnodes;
+} JpStoreTiering;
 
 /*
  * Key of one row of the step profile: one step (a JitprofStepRange.step
@@ -216,7 +260,8 @@ extern void jp_store_flush(Oid userid, Oid dbid, int64 queryid,
 						   const JpStoreDelta *deltas, int ndeltas,
 						   const JpSamplerHealth *health,
 						   const JpStoreNodes *nodes,
-						   const JpStoreSteps *steps);
+						   const JpStoreSteps *steps,
+						   const JpStoreTiering *tiering);
 extern JpStoreEntry *jp_store_copy(int64 *nentries);
 extern JpStoreNodeEntry *jp_store_copy_nodes(int64 *nnodes);
 extern int64 jp_store_node_count(void);

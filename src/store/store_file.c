@@ -41,12 +41,14 @@
 #define STORE_TMP_FILE	STORE_FILE ".tmp"
 #define STORE_MAGIC		0x4A505354	/* "JPST" */
 /*
+ * 7: summary rows count tiered JIT's executions, switches, functions and
+ * expressions, plan-node rows its rounds and compile time (jitprof 1.4).
  * 6: summary rows count the executions and samples that had plan-node data
  * (JpStoreEntry.node_executions, node_samples).  5: function rows carry
  * their ordinal (JpStoreEntry.ordinal).  4 added the step rows, 3 was
  * jitprof 1.1's.
  */
-#define STORE_VERSION	6
+#define STORE_VERSION	7
 
 /*
  * The counters of StoreShared as a file holds them: data only.  "reserved"

@@ -195,6 +195,65 @@ flush_nodes(Oid userid, Oid dbid, int64 queryid, const JpStoreNodes *nodes)
 }
 
 /*
+ * Add one flush's tiered-JIT counts of plan nodes to the query's plan-node
+ * rows, as flush_nodes adds samples: rows for all of its nodes or none
+ * (plan_nodes_dropped counts those that found no room).  Caller holds the
+ * lock exclusively, and the query's summary row exists.
+ */
+static void
+flush_tier_nodes(Oid userid, Oid dbid, int64 queryid,
+				 const JpStoreTiering *tiering)
+{
+	JpStoreNodeKey key;
+	int			missing = 0;
+
+	memset(&key, 0, sizeof(key));
+	key.userid = userid;
+	key.dbid = dbid;
+	key.queryid = queryid;
+
+	for (int i = 0; i < tiering->nnodes; i++)
+	{
+		key.plan_node_id = tiering->nodes[i].plan_node_id;
+		if (hash_search(jp_node_hash, &key, HASH_FIND, NULL) == NULL)
+			missing++;
+	}
+	if (missing > 0 &&
+		hash_get_num_entries(jp_node_hash) + missing > jitprof_max_plan_nodes)
+	{
+		jp_store_header->health.plan_nodes_dropped += missing;
+		return;
+	}
+
+	for (int i = 0; i < tiering->nnodes; i++)
+	{
+		const JpStoreTierNode *d = &tiering->nodes[i];
+		JpStoreNodeEntry *n;
+
+		key.plan_node_id = d->plan_node_id;
+		n = enter_node_row(&key);
+		if (n == NULL)
+		{
+			jp_store_header->health.plan_nodes_dropped++;
+			continue;
+		}
+		n->tier_rounds += d->rounds;
+		n->tier_round_evaluations += d->round_evaluations;
+		n->tier_compile_ns += d->compile_ns;
+	}
+}
+
+/* does a flush's tiered-JIT part say anything? */
+static bool
+tiering_counts(const JpStoreTiering *t)
+{
+	return t != NULL &&
+		(t->tiered || t->switches > 0 || t->functions > 0 ||
+		 t->expressions_compiled > 0 || t->expressions_never_compiled > 0 ||
+		 t->nnodes > 0);
+}
+
+/*
  * Add what one backend counted for one execution of query "queryid" since
  * its last flush (or a parallel worker's share of it) to the store.
  * "deltas" are the JIT functions that were compiled or sampled meanwhile:
@@ -206,14 +265,16 @@ flush_nodes(Oid userid, Oid dbid, int64 queryid, const JpStoreNodes *nodes)
  * samples, and the execution, are counted apart as well (node_samples,
  * node_executions), so that the nodes' shares are taken of the executions
  * that had plan-node data only; a flush whose node counts found no room is
- * not counted there.
+ * not counted there.  "tiering" (NULL: none) is what tiered JIT did in
+ * the execution: its tiered flag counts in tiered_executions only with the
+ * execution itself, so that tiered_executions never passes executions.
  */
 void
 jp_store_flush(Oid userid, Oid dbid, int64 queryid, bool count_execution,
 			   int64 query_samples, bool node_data,
 			   const JpStoreDelta *deltas, int ndeltas,
 			   const JpSamplerHealth *health, const JpStoreNodes *nodes,
-			   const JpStoreSteps *steps)
+			   const JpStoreSteps *steps, const JpStoreTiering *tiering)
 {
 	TimestampTz now = GetCurrentTimestamp();
 	JpStoreKey	key;
@@ -246,11 +307,22 @@ jp_store_flush(Oid userid, Oid dbid, int64 queryid, bool count_execution,
 	key.plan_node_id = -1;
 	key.discriminator = 0;
 	entry = find_or_add(&key, now, count_execution || ndeltas > 0 ||
-						query_samples > 0);
+						query_samples > 0 || tiering_counts(tiering));
 	if (entry != NULL)
 	{
 		if (count_execution)
 			entry->executions++;
+		if (tiering != NULL)
+		{
+			if (count_execution && tiering->tiered)
+				entry->tiered_executions++;
+			entry->tiering_switches += tiering->switches;
+			entry->tiering_functions += tiering->functions;
+			entry->tiering_expressions_compiled += tiering->expressions_compiled;
+			entry->tiering_expressions_never_compiled +=
+				tiering->expressions_never_compiled;
+			jp_store_header->health.plan_nodes_dropped += tiering->nodes_dropped;
+		}
 		entry->query_samples += query_samples;
 		entry->last_seen = now;
 		/* node samples are a part of the query's, so only with its row */
@@ -261,6 +333,9 @@ jp_store_flush(Oid userid, Oid dbid, int64 queryid, bool count_execution,
 				entry->node_executions++;
 			entry->node_samples += query_samples;
 		}
+		/* after the samples' rows, which have the first claim on room */
+		if (tiering != NULL && node_data && tiering->nnodes > 0)
+			flush_tier_nodes(userid, dbid, queryid, tiering);
 	}
 
 	for (int i = 0; i < ndeltas; i++)

@@ -43,13 +43,15 @@
 
 PG_FUNCTION_INFO_V1(jitprof_hotspots_1_0);
 PG_FUNCTION_INFO_V1(jitprof_queries_1_0);
+PG_FUNCTION_INFO_V1(jitprof_queries_1_4);
 PG_FUNCTION_INFO_V1(jitprof_sampler_1_0);
 PG_FUNCTION_INFO_V1(jitprof_sampler_1_1);
 PG_FUNCTION_INFO_V1(jitprof_sampler_1_2);
 PG_FUNCTION_INFO_V1(jitprof_reset_1_0);
 
 #define HOTSPOTS_COLS	16
-#define QUERIES_COLS	10
+#define QUERIES_COLS_1_0	10
+#define QUERIES_COLS	15
 #define SAMPLER_COLS_1_0	11
 #define SAMPLER_COLS_1_1	18
 #define SAMPLER_COLS	21
@@ -176,6 +178,13 @@ jp_query_totals(void)
 			t->has_summary = true;
 			t->executions = entry->executions;
 			t->query_samples = entry->query_samples;
+			t->tiered_executions = entry->tiered_executions;
+			t->tiering_switches = entry->tiering_switches;
+			t->tiering_functions = entry->tiering_functions;
+			t->tiering_expressions_compiled =
+				entry->tiering_expressions_compiled;
+			t->tiering_expressions_never_compiled =
+				entry->tiering_expressions_never_compiled;
 		}
 		else
 		{
@@ -192,8 +201,12 @@ jp_query_totals(void)
 	return totals;
 }
 
-Datum
-jitprof_queries_1_0(PG_FUNCTION_ARGS)
+/*
+ * jitprof_queries: the first ncols columns (10 in 1.0; 1.4 adds tiered
+ * JIT's five).
+ */
+static Datum
+queries_rows(FunctionCallInfo fcinfo, int ncols)
 {
 	ReturnSetInfo *rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
 	bool		see_all;
@@ -204,7 +217,7 @@ jitprof_queries_1_0(PG_FUNCTION_ARGS)
 
 	jp_store_require();
 	InitMaterializedSRF(fcinfo, 0);
-	Assert(rsinfo->setDesc->natts == QUERIES_COLS);
+	Assert(rsinfo->setDesc->natts == ncols);
 	see_all = jp_reader_sees_all();
 
 	totals = jp_query_totals();
@@ -239,13 +252,34 @@ jitprof_queries_1_0(PG_FUNCTION_ARGS)
 		values[i++] = Float8GetDatum(percent(t->jit_self_samples, qsamples));
 		values[i++] = Int64GetDatum(t->functions);
 		values[i++] = Int64GetDatum(t->code_bytes);
-		Assert(i == QUERIES_COLS);
+		Assert(i == QUERIES_COLS_1_0);
+		if (ncols >= QUERIES_COLS)
+		{
+			values[i++] = Int64GetDatum(t->tiered_executions);
+			values[i++] = Int64GetDatum(t->tiering_switches);
+			values[i++] = Int64GetDatum(t->tiering_functions);
+			values[i++] = Int64GetDatum(t->tiering_expressions_compiled);
+			values[i++] = Int64GetDatum(t->tiering_expressions_never_compiled);
+			Assert(i == QUERIES_COLS);
+		}
 
 		tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, nulls);
 	}
 	hash_destroy(totals);
 
 	return (Datum) 0;
+}
+
+Datum
+jitprof_queries_1_0(PG_FUNCTION_ARGS)
+{
+	return queries_rows(fcinfo, QUERIES_COLS_1_0);
+}
+
+Datum
+jitprof_queries_1_4(PG_FUNCTION_ARGS)
+{
+	return queries_rows(fcinfo, QUERIES_COLS);
 }
 
 /* jitprof_sampler: the first ncols columns (11 in 1.0, 18 in 1.1, 21) */

@@ -3,7 +3,8 @@
  * plan_explain.c
  *	  jitprof_explain (extension version 1.1): the plan of one query as
  *	  EXPLAIN lays it out, each node annotated with its share of the query's
- *	  samples and its top expression step.
+ *	  samples and its top expression step; from 1.4, with tiered JIT's
+ *	  rounds and compile time per node (jitprof_explain_1_4).
  *
  * It works on copies of the plan-node rows (jp_plan_rows_copy, with their
  * totals) and of the step rows (jp_step_rows), taken under the store's lock
@@ -33,6 +34,7 @@
 #include "views/plan_rows.h"
 
 PG_FUNCTION_INFO_V1(jitprof_explain_1_1);
+PG_FUNCTION_INFO_V1(jitprof_explain_1_4);
 
 /*
  * One step row of a query that can be a node's top step: an expression
@@ -74,6 +76,9 @@ typedef struct ExplainNode
 	int64		total;
 	int64		jit;
 	int64		compile;
+	int64		tier_rounds;	/* tiered JIT (1.4) */
+	int64		tier_round_evaluations;
+	int64		tier_compile_ns;
 	ExplainTopStep top;			/* jitprof.steps */
 	int			first_child;	/* index in the node array, or -1 */
 	int			next_sibling;	/* likewise */
@@ -278,9 +283,26 @@ find_top_steps(ExplainNode *nodes, int n, int64 queryid, bool all, Oid me)
 	}
 }
 
+/*
+ * Tiered JIT's detail line of a node (1.4): the rounds that compiled its
+ * expressions, the query's mean interpreted evaluations at those rounds,
+ * and the time compiling its code took, summed over the executions.
+ */
+static void
+append_tiering(StringInfo line, const ExplainNode *x)
+{
+	appendStringInfo(line, "Tiered JIT: compiled in " INT64_FORMAT " %s",
+					 x->tier_rounds, x->tier_rounds == 1 ? "round" : "rounds");
+	if (x->tier_rounds > 0)
+		appendStringInfo(line, ", after " INT64_FORMAT " evaluations on average",
+						 x->tier_round_evaluations / x->tier_rounds);
+	appendStringInfo(line, ", compile time %.3f ms",
+					 (double) x->tier_compile_ns / 1000000.0);
+}
+
 static void
 explain_node(ReturnSetInfo *rsinfo, ExplainNode *nodes, int at,
-			 int level, int64 qsamples, StringInfo line)
+			 int level, int64 qsamples, bool tiering, StringInfo line)
 {
 	ExplainNode *x = &nodes[at];
 
@@ -304,9 +326,17 @@ explain_node(ReturnSetInfo *rsinfo, ExplainNode *nodes, int at,
 						 jp_share_pct(x->top.total, qsamples));
 		jp_put_text_row(rsinfo, line->data);
 	}
+	if (tiering && (x->tier_rounds > 0 || x->tier_compile_ns > 0))
+	{
+		resetStringInfo(line);
+		appendStringInfo(line, "%*s", level > 0 ? 6 * level : 2, "");
+		append_tiering(line, x);
+		jp_put_text_row(rsinfo, line->data);
+	}
 	if (level < 64)
 		for (int i = x->first_child; i >= 0; i = nodes[i].next_sibling)
-			explain_node(rsinfo, nodes, i, level + 1, qsamples, line);
+			explain_node(rsinfo, nodes, i, level + 1, qsamples, tiering,
+						 line);
 }
 
 /*
@@ -318,11 +348,13 @@ explain_node(ReturnSetInfo *rsinfo, ExplainNode *nodes, int at,
  */
 static bool
 explain_header(ReturnSetInfo *rsinfo, int64 queryid, const QueryRow *qs,
-			   int nq, bool all, Oid me, int nnodes, int64 *qsamples,
-			   StringInfo line)
+			   int nq, bool all, Oid me, int nnodes, bool tiering,
+			   int64 *qsamples, StringInfo line)
 {
 	bool		known = false;
 	int64		executions = 0;
+	int64		tiered = 0;
+	int64		switches = 0;
 	int64		all_samples = 0;
 	int64		all_executions = 0;
 	int64		other_samples;
@@ -338,6 +370,8 @@ explain_header(ReturnSetInfo *rsinfo, int64 queryid, const QueryRow *qs,
 		executions += qs[i].node_executions;
 		all_samples += qs[i].query_samples;
 		all_executions += qs[i].executions;
+		tiered += qs[i].tiered_executions;
+		switches += qs[i].tiering_switches;
 	}
 	other_samples = Max(all_samples - *qsamples, 0);
 	other_executions = Max(all_executions - executions, 0);
@@ -374,6 +408,14 @@ explain_header(ReturnSetInfo *rsinfo, int64 queryid, const QueryRow *qs,
 						 other_executions, other_samples);
 		jp_put_text_row(rsinfo, line->data);
 	}
+	if (tiering && (tiered > 0 || switches > 0))
+	{
+		/* of all its executions, as jitprof_queries counts them */
+		resetStringInfo(line);
+		appendStringInfo(line, "tiered JIT: " INT64_FORMAT " of " INT64_FORMAT " executions tiered, " INT64_FORMAT " switches",
+						 tiered, all_executions, switches);
+		jp_put_text_row(rsinfo, line->data);
+	}
 	return true;
 }
 
@@ -383,9 +425,11 @@ explain_header(ReturnSetInfo *rsinfo, int64 queryid, const QueryRow *qs,
  * data: self, total, JIT code, JIT compile.  The first lines say how many
  * executions had none; an unknown query, or one without plan-node data,
  * gets one line saying so (and the latter a NOTICE naming the setting).
+ * "tiering" (1.4) adds tiered JIT's line to the header and to each node
+ * that a round compiled.
  */
-Datum
-jitprof_explain_1_1(PG_FUNCTION_ARGS)
+static Datum
+explain_rows(FunctionCallInfo fcinfo, bool tiering)
 {
 	ReturnSetInfo *rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
 	int64		queryid = PG_GETARG_INT64(0);
@@ -444,12 +488,15 @@ jitprof_explain_1_1(PG_FUNCTION_ARGS)
 		nodes[k].total += r->total_samples;
 		nodes[k].jit += r->e.jit_self_samples;
 		nodes[k].compile += r->e.jit_compile_samples;
+		nodes[k].tier_rounds += r->e.tier_rounds;
+		nodes[k].tier_round_evaluations += r->e.tier_round_evaluations;
+		nodes[k].tier_compile_ns += r->e.tier_compile_ns;
 		self_sum += r->e.self_samples;
 	}
 
 	initStringInfo(&line);
-	if (!explain_header(rsinfo, queryid, qs, nq, all, me, n, &qsamples,
-						&line))
+	if (!explain_header(rsinfo, queryid, qs, nq, all, me, n, tiering,
+						&qsamples, &line))
 		return (Datum) 0;
 	if (n > 0)
 		find_top_steps(nodes, n, queryid, all, me);
@@ -479,10 +526,22 @@ jitprof_explain_1_1(PG_FUNCTION_ARGS)
 	/* roots: nodes whose parent is not among the nodes */
 	for (int i = 0; i < n; i++)
 		if (up[i] < 0)
-			explain_node(rsinfo, nodes, i, 0, qsamples, &line);
+			explain_node(rsinfo, nodes, i, 0, qsamples, tiering, &line);
 	resetStringInfo(&line);
 	appendStringInfo(&line, "outside any node: %.1f%%",
 					 jp_share_pct(Max(qsamples - self_sum, 0), qsamples));
 	jp_put_text_row(rsinfo, line.data);
 	return (Datum) 0;
+}
+
+Datum
+jitprof_explain_1_1(PG_FUNCTION_ARGS)
+{
+	return explain_rows(fcinfo, false);
+}
+
+Datum
+jitprof_explain_1_4(PG_FUNCTION_ARGS)
+{
+	return explain_rows(fcinfo, true);
 }

@@ -248,6 +248,8 @@ jp_plan_rows_copy_after(const JpStoreEntry *entries, int64 nentries,
 		qs[qcount].query_samples = entry->query_samples;
 		qs[qcount].node_executions = entry->node_executions;
 		qs[qcount].node_samples = entry->node_samples;
+		qs[qcount].tiered_executions = entry->tiered_executions;
+		qs[qcount].tiering_switches = entry->tiering_switches;
 		qcount++;
 	}
 

@@ -37,6 +37,8 @@ typedef struct QueryRow
 	int64		query_samples;
 	int64		node_executions;	/* those with plan-node data */
 	int64		node_samples;	/* their samples */
+	int64		tiered_executions;	/* tiered JIT (jitprof_explain 1.4) */
+	int64		tiering_switches;
 } QueryRow;
 
 /* plan_nodes.c */

@@ -65,6 +65,12 @@ typedef struct JpQueryTotals
 	int64		functions;
 	int64		code_bytes;
 	int64		max_function_query_samples;
+	/* tiered JIT, from the summary row */
+	int64		tiered_executions;
+	int64		tiering_switches;
+	int64		tiering_functions;
+	int64		tiering_expressions_compiled;
+	int64		tiering_expressions_never_compiled;
 } JpQueryTotals;
 
 extern bool jp_reader_sees_all(void);

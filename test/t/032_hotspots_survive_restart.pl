@@ -160,23 +160,22 @@ my $saved = $node->safe_psql('postgres', $snapshot);
 like($saved, qr/\|2$/m, 'the query ran twice since the crash');
 $node->stop;
 $data = slurp_file($file);
-is((unpack('L2', $data))[1], 6, 'the saved file has format 6');
+is((unpack('L2', $data))[1], 7, 'the saved file has format 7');
 is(unpack('H*', substr($data, 56, 8)), '0' x 16,
 	'where the lock\'s address was written, the file holds zeros');
 
-# A file of format 5 (before the summary rows counted the executions with
-# plan-node data) is refused as a file of another version is, and the
-# server runs.
+# A file of format 6 (before the summary rows counted tiered JIT, jitprof
+# 1.3) is refused as a file of another version is, and the server runs.
 my $good = $data;
-substr($data, 4, 4) = pack('L', 5);
+substr($data, 4, 4) = pack('L', 6);
 open $fh, '>:raw', $file or die;
 print $fh $data;
 close $fh;
 $offset = -s $node->logfile;
 $node->start;
 like(slurp_file($node->logfile, $offset),
-	qr/WARNING:  ignoring jitprof statistics file "pg_stat\/jitprof\.stat" because it is corrupt or was written by another version of jitprof\n.*DETAIL:  The file has format 5, written by an earlier version of jitprof, and this version reads format 6 only\./,
-	'a format 5 file is refused with a WARNING');
+	qr/WARNING:  ignoring jitprof statistics file "pg_stat\/jitprof\.stat" because it is corrupt or was written by another version of jitprof\n.*DETAIL:  The file has format 6, written by an earlier version of jitprof, and this version reads format 7 only\./,
+	'a format 6 file is refused with a WARNING');
 ok(!-e $file, '... and removed');
 is($node->safe_psql('postgres', $snapshot), '', '... and nothing of it is loaded');
 is($node->safe_psql('postgres', $query), $expected, '... and queries run');

@@ -290,7 +290,7 @@ sub write_stat_file
 # line: leave only those rows to the Seq Scan, in the saved file.
 $node->stop;
 my $f = read_stat_file();
-is($f->{version}, 6, 'the saved file has format 6');
+is($f->{version}, 7, 'the saved file has format 7');
 # JpStoreStepKey: userid, dbid, queryid, plan_node_id, discriminator, step
 my @kept = grep {
 	my (undef, undef, $q, $id, undef, $step) = unpack('L2 q l L l', $_);
