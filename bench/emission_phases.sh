@@ -126,6 +126,12 @@ for p in total IR inline optimise emit codegen link load annotate debuginfo dwar
 		"$(echo "${d:-0} / $nq" | bc -l)" "$(ratio "${d:-0}" "${j:-0}")"
 done
 echo
-echo "# jitprof's own code, exclusive instructions per query, by source file"
-perl -ne 'if (/^\s*([\d,]+) .*?\bsrc\/(\w+\/\w+\.(?:c|cpp|h)):/) { my ($n, $file) = ($1, $2); $n =~ s/,//g; $f{$file} += $n }
-	END { printf "%-32s %12.0f\n", $_, $f{$_} / '"$nq"' for sort { $f{$b} <=> $f{$a} } keys %f }' "$work/excl.jitprof"
+echo "# jitprof's own code (jitprof.so, jitprof_llvm.so), exclusive instructions per query: in all, and its 15 largest functions"
+perl -ne 'next unless /^\s*([\d,]+) .*?:(.*) \[\S*\/(jitprof(?:_llvm)?\.so)\]\s*$/;
+	my ($n, $fn, $obj) = ($1, $2, $3);
+	$n =~ s/,//g; $fn =~ s/\(.*//; $total{$obj} += $n; $f{"$obj $fn"} += $n;
+	END {
+		printf "%-60s %12.0f\n", "$_ (all)", $total{$_} / '"$nq"' for sort keys %total;
+		my @top = (sort { $f{$b} <=> $f{$a} } keys %f)[0 .. 14];
+		printf "%-60s %12.0f\n", substr($_, 0, 60), $f{$_} / '"$nq"' for grep { defined } @top;
+	}' "$work/excl.jitprof"

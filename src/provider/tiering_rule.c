@@ -8,7 +8,8 @@
  * Contract: in units of interpreted expression steps, a round pays when
  * the rest of the query, predicted to be as long as the work done so far
  * (rent-or-buy: plan estimates are not used), would save at least what
- * compiling costs.  The level is the one with the largest predicted net
+ * compiling costs.  The work done is the steps counted, bounded by the CPU
+ * time spent.  The level is the one with the largest predicted net
  * saving that the plan's jitFlags allow.  Constants are measured by
  * bench/tiering_calibrate.sh.  The rule and its figures: doc/tiering.md.
  *
@@ -24,6 +25,7 @@
 
 #include <float.h>
 #include <math.h>
+#include <time.h>
 
 #include "executor/execExpr.h"
 #include "jit/jit.h"
@@ -136,6 +138,41 @@ first_check(void)
 }
 
 /*
+ * This thread's CPU time in ns, or -1 when the clock cannot be read.  A
+ * system call, so the rule reads it only when a query starts and at its
+ * checks, a handful of times per query.
+ */
+static int64
+thread_cpu_ns(void)
+{
+	struct timespec ts;
+
+	if (clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts) != 0)
+		return -1;
+	return (int64) ts.tv_sec * INT64CONST(1000000000) + ts.tv_nsec;
+}
+
+/*
+ * The work since the last round that a round can save on: the steps
+ * counted, but no more than the CPU time spent since then would hold at
+ * the interpreter's measured speed.  Steps are weighted alike, and a column
+ * fetch costs a fraction of the int4pl call the speed was measured on, so
+ * a short query of cheap steps would otherwise look many times longer
+ * than it ran; its expressions cannot have taken more than its CPU time.
+ */
+static double
+effective_work(const JpTierRule *rule)
+{
+	int64		now = thread_cpu_ns();
+	double		cpu_steps;
+
+	if (now < 0 || rule->cpu_mark_ns < 0)
+		return (double) rule->work;
+	cpu_steps = (double) (now - rule->cpu_mark_ns) / INTERPRETED_NS_PER_STEP;
+	return Min((double) rule->work, Max(cpu_steps, 0.0));
+}
+
+/*
  * Set up the rule for a query that passed the floor.  A query the advisor
  * has judged "jit loses" is not tiered; a forced switch point
  * (jitprof.tiering_threshold) overrides both.
@@ -157,6 +194,7 @@ jp_tier_rule_init(JpTierRule *rule, EState *estate)
 		return;
 	}
 	rule->next_check = first_check();
+	rule->cpu_mark_ns = thread_cpu_ns();
 }
 
 /* what one interpreted evaluation of STATE adds to the query's work */
@@ -193,7 +231,7 @@ bool
 jp_tier_rule_pays(JpTierRule *rule, const JpTierPending *pending,
 				  EState *estate)
 {
-	double		remaining = (double) rule->work;
+	double		remaining;
 	int			best = -1;
 	double		best_net = 0;
 	int			allowed = estate->es_jit_flags & (PGJIT_OPT3 | PGJIT_INLINE);
@@ -209,6 +247,7 @@ jp_tier_rule_pays(JpTierRule *rule, const JpTierPending *pending,
 		rule->next_check = rule->work + break_even(pending);
 		return false;
 	}
+	remaining = effective_work(rule);
 
 	for (int l = 0; l < NLEVELS; l++)
 	{
@@ -231,7 +270,13 @@ jp_tier_rule_pays(JpTierRule *rule, const JpTierPending *pending,
 
 	if (best < 0)
 	{
-		rule->next_check = Max(break_even(pending), rule->work + 1);
+		/* steps counted per step of CPU time, assumed to stay as measured */
+		double		overcount = remaining >= 1 ?
+		Max((double) rule->work / remaining, 1.0) : 2.0;
+		double		next = (double) break_even(pending) * overcount;
+
+		rule->next_check = next >= (double) (PG_UINT64_MAX / 2) ?
+			PG_UINT64_MAX / 2 : Max((uint64) next, rule->work + 1);
 		return false;
 	}
 
@@ -239,12 +284,13 @@ jp_tier_rule_pays(JpTierRule *rule, const JpTierPending *pending,
 		estate->es_jit_flags = (estate->es_jit_flags & ~(PGJIT_OPT3 | PGJIT_INLINE)) |
 			level_costs[best].flags;
 	ereport(DEBUG1,
-			(errmsg_internal("jitprof tiering rule: %llu steps interpreted, compiling %d functions of %d steps pays at level %s",
-							 (unsigned long long) rule->work,
+			(errmsg_internal("jitprof tiering rule: %llu steps interpreted (%.0f by CPU time), compiling %d functions of %d steps pays at level %s",
+							 (unsigned long long) rule->work, remaining,
 							 pending->functions, pending->steps,
 							 level_costs[best].name)));
 	rule->work = 0;
 	rule->rounds++;
 	rule->next_check = first_check();
+	rule->cpu_mark_ns = thread_cpu_ns();
 	return true;
 }

@@ -27,6 +27,7 @@ typedef struct JpTierRule
 								 * when forced */
 	uint64		next_check;		/* look at the rule when work passes it */
 	int			rounds;			/* rounds the rule decided */
+	int64		cpu_mark_ns;	/* the backend's CPU time when work was 0 */
 } JpTierRule;
 
 /* what a round would compile: the expressions that have run */
