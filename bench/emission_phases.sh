@@ -25,7 +25,10 @@
 #   load          jp_llvm_load: loading jitprof's LLVM library (once per
 #                 backend, not per query)
 #
-# and, for jitprof, its own code's instructions (exclusive) by source file.
+# and, for jitprof, its own code's instructions (exclusive): in all, and
+# its largest functions.  Then the kernel's side, which callgrind does not
+# see: the same run of each configuration, without valgrind, under strace -c
+# (system calls per query) and perf stat (page faults per query).
 # A third configuration, "steps", is jitprof with jitprof.steps = on (line
 # tables for every function, doc/steps.md); its extra phases:
 #
@@ -47,6 +50,8 @@ here=$(cd "$(dirname "$0")" && pwd)
 . "$here"/../tools/common.sh
 command -v valgrind >/dev/null || apt-get install -y -qq valgrind >/dev/null
 command -v bc >/dev/null || apt-get install -y -qq bc >/dev/null
+command -v strace >/dev/null || apt-get install -y -qq strace >/dev/null
+command -v perf >/dev/null || apt-get install -y -qq linux-perf >/dev/null
 build_and_install >/dev/null
 
 start_bench_cluster bench-emission-phases "shared_preload_libraries = 'jitprof'
@@ -135,3 +140,33 @@ perl -ne 'next unless /^\s*([\d,]+) .*?:(.*) \[\S*\/(jitprof(?:_llvm)?\.so)\]\s*
 		my @top = (sort { $f{$b} <=> $f{$a} } keys %f)[0 .. 14];
 		printf "%-60s %12.0f\n", substr($_, 0, 60), $f{$_} / '"$nq"' for grep { defined } @top;
 	}' "$work/excl.jitprof"
+
+echo
+echo "# the kernel's side, per query: system calls (strace -c) and page faults (perf stat), same runs without valgrind"
+printf '%-14s %13s %13s %13s\n' "" stock jitprof steps
+declare -A calls faults
+for config in llvmjit jitprof steps; do
+	# shellcheck disable=SC2086
+	{
+		echo "SET jit_above_cost = 0; SET jit_optimize_above_cost = 0; SET jit_inline_above_cost = 0;"
+		cat "$work/queries.sql"
+	} | as_pg_user strace -c -o "$work/strace.$config" "$PG_BINDIR"/postgres --single \
+		-D "$work/data" ${options[$config]} postgres >/dev/null 2>&1
+	# shellcheck disable=SC2086
+	{
+		echo "SET jit_above_cost = 0; SET jit_optimize_above_cost = 0; SET jit_inline_above_cost = 0;"
+		cat "$work/queries.sql"
+	} | as_pg_user_perfmon perf stat -x, -e page-faults -o "$work/perf.$config" "$PG_BINDIR"/postgres \
+		--single -D "$work/data" ${options[$config]} postgres >/dev/null 2>&1
+	faults[$config]=$(awk -F, '/page-faults/ { print $1 }' "$work/perf.$config")
+	for sc in mmap munmap mprotect madvise; do
+		calls[$config.$sc]=$(awk -v sc="$sc" '$NF == sc { print $4 }' "$work/strace.$config")
+	done
+	calls[$config.total]=$(awk '$NF == "total" { print $4 }' "$work/strace.$config")
+done
+for sc in mmap munmap mprotect madvise total; do
+	printf '%-14s %13.1f %13.1f %13.1f\n' "$sc" "$(echo "${calls[llvmjit.$sc]:-0} / $nq" | bc -l)" \
+		"$(echo "${calls[jitprof.$sc]:-0} / $nq" | bc -l)" "$(echo "${calls[steps.$sc]:-0} / $nq" | bc -l)"
+done
+printf '%-14s %13.1f %13.1f %13.1f\n' "page faults" "$(echo "${faults[llvmjit]:-0} / $nq" | bc -l)" \
+	"$(echo "${faults[jitprof]:-0} / $nq" | bc -l)" "$(echo "${faults[steps]:-0} / $nq" | bc -l)"
