@@ -10,6 +10,7 @@
 #  - jitprof_jit_levels shows tiered next to off and an eager level, and
 #    jitprof_jit_payoff compares them (tiered_vs_off_ms, tiered_vs_eager_ms,
 #    tiered_verdict);
+#  - parallel workers run at their leader's level, tiered or eager;
 #  - enforce mode picks tiered where it measures best and runs the query
 #    tiered; the level survives a restart (file format 2), and a file of
 #    format 1 is removed with one LOG line.
@@ -226,6 +227,29 @@ like($log, qr/LOG:  ignoring JIT advisor file "pg_stat\/jitprof_advisor\.stat" b
 	'a file of format 1: one LOG line saying so');
 ok(!-e $file, 'and it is removed');
 is($node->safe_psql('postgres', 'SELECT entries FROM jitprof_advisor'), '0', 'the advisor starts empty');
+
+# ---------------------------------------------------------------------------
+# Parallel workers run at their leader's level: at tiered, the leader and
+# its two workers each scan about a million rows and switch (their rounds
+# count in the leader's row of jitprof_queries); at an eager level none of
+# them defers, so nothing switches.
+my $par = "SELECT count(*) FROM big WHERE $qual";
+my $par_id = query_id($par);
+my ($par_ref) = run(['jit = off'], $par);
+my @parallel = (@tiering, 'max_parallel_workers_per_gather = 2', 'parallel_setup_cost = 0',
+	'parallel_tuple_cost = 0', 'min_parallel_table_scan_size = 0');
+my $par_row = "BEGIN; SET LOCAL jit = off; SELECT coalesce(max(tiered_executions), 0) || '|' || coalesce(max(tiering_switches), 0)"
+  . " FROM jitprof_queries WHERE queryid = $par_id; COMMIT";
+$node->safe_psql('postgres', 'SET jit = off; SELECT jitprof_reset()');
+my ($pr) = psql_lines($node, '', [@parallel, "jitprof.debug_advisor_level = 'jit'"], $par, $par_row);
+is($pr->[0], $par_ref, 'parallel, eager level: the interpreter\'s result');
+is($pr->[1], '0|0', 'parallel, eager level: neither the leader nor its workers tier');
+($pr) = psql_lines($node, '', [@parallel, "jitprof.debug_advisor_level = 'tiered'"], $par, $par_row);
+is($pr->[0], $par_ref, 'parallel, tiered level: the interpreter\'s result');
+my ($par_tiered, $par_switches) = split /\|/, $pr->[1];
+is($par_tiered, 1, 'parallel, tiered level: one tiered execution');
+cmp_ok($par_switches, '>=', 2, "parallel, tiered level: the workers switch too ($par_switches switches)");
+is(levels($par_id), 'jit:1 tiered:1', 'parallel: recorded at jit and tiered');
 
 $node->stop;
 done_testing();
