@@ -71,5 +71,14 @@ SELECT jit, jit_above_cost, jit_optimize_above_cost, jit_inline_above_cost, assu
 SELECT * FROM jitprof_jit_advice('{1, 2}', '{1}', '{{1, 2, 3, 4, 5}}');
 SELECT * FROM jitprof_jit_advice('{1}', '{1}', '{1, 2, 3, 4, 5}');
 
+-- From 1.4 a sixth CPU time per query may follow, tiered's.  Thresholds
+-- cannot give tiered, so the advice is as without it, and a query whose
+-- best time is tiered's is not served (enforce mode serves it).
+SELECT jit, jit_above_cost, jit_optimize_above_cost, jit_inline_above_cost,
+       saving_ms, assumed, unserved
+  FROM jitprof_jit_advice('{50, 200000}', '{1000, 10}',
+                          '{{1, 20, 40, 50, 60, 30}, {1000, 700, 600, 650, 550, 400}}');
+SELECT * FROM jitprof_jit_advice('{1}', '{1}', '{{1, 2, 3, 4, 5, 6, 7}}');
+
 -- The advisor's own table (empty here: the advisor is off).
 SELECT jit, queries, unserved FROM jitprof_jit_advice();

@@ -41,14 +41,18 @@ SELECT extversion FROM pg_extension WHERE extname = 'jitprof';
 SELECT count(*) AS advisor_views FROM pg_class
   WHERE relname IN ('jitprof_jit_payoff', 'jitprof_jit_levels', 'jitprof_advisor');
 SELECT mode, entries >= 0 AS ok FROM jitprof_advisor;
+SELECT count(*) AS payoff_columns FROM pg_attribute
+  WHERE attrelid = 'jitprof_jit_payoff'::regclass AND attnum > 0;
+SELECT prosrc FROM pg_proc WHERE proname = 'jitprof_jit_advice' ORDER BY pronargs;
 -- 1.3's jitprof_queries has 1.0's 10 columns, through 1.0's entry point.
 SELECT count(*) AS columns FROM pg_attribute
   WHERE attrelid = 'jitprof_queries'::regclass AND attnum > 0;
 SELECT count(*) >= 0 AS readable FROM jitprof_queries;
 SELECT prosrc FROM pg_proc WHERE proname = 'jitprof_explain';
 
--- 1.4 adds tiered JIT's five columns to jitprof_queries, and its lines to
--- jitprof_explain.
+-- 1.4 adds tiered JIT's five columns to jitprof_queries, its lines to
+-- jitprof_explain, three columns comparing the advisor's tiered level to
+-- jitprof_jit_payoff, and a sixth CPU time (tiered's) to jitprof_jit_advice.
 ALTER EXTENSION jitprof UPDATE;
 SELECT extversion FROM pg_extension WHERE extname = 'jitprof';
 SELECT count(*) AS columns FROM pg_attribute
@@ -57,6 +61,10 @@ SELECT count(*) >= 0 AS readable,
        coalesce(bool_and(tiered_executions <= executions), true) AS tiered_le_executions
   FROM jitprof_queries;
 SELECT prosrc FROM pg_proc WHERE proname = 'jitprof_explain';
+SELECT count(*) AS payoff_columns FROM pg_attribute
+  WHERE attrelid = 'jitprof_jit_payoff'::regclass AND attnum > 0;
+SELECT count(*) >= 0 AS readable FROM jitprof_jit_payoff;
+SELECT prosrc FROM pg_proc WHERE proname = 'jitprof_jit_advice' ORDER BY pronargs;
 
 -- The updated extension has the objects of a fresh CREATE EXTENSION, which
 -- PostgreSQL installs as 1.0 followed by the update scripts.

@@ -133,7 +133,7 @@ void
 jp_advise(const JpAdviceQuery *q, int n, JpThresholds *best)
 {
 	double	   *d;
-	double	   *sum[JP_NUM_LEVELS];
+	double	   *sum[JP_NUM_EAGER_LEVELS];	/* thresholds give no tiered */
 	int			m = 0;
 	double		best_total = 0;
 	bool		found = false;
@@ -155,17 +155,17 @@ jp_advise(const JpAdviceQuery *q, int n, JpThresholds *best)
 			d[m++] = d[i];
 
 	/* sum[l][k]: calls x CPU at level l of the queries of rank below k */
-	for (int l = 0; l < JP_NUM_LEVELS; l++)
+	for (int l = 0; l < JP_NUM_EAGER_LEVELS; l++)
 		sum[l] = palloc0((m + 1) * sizeof(double));
 	for (int i = 0; i < n; i++)
 	{
 		int			r = rank_of(d, m, q[i].plan_cost);
 		bool		filled = false;
 
-		for (int l = 0; l < JP_NUM_LEVELS; l++)
+		for (int l = 0; l < JP_NUM_EAGER_LEVELS; l++)
 			sum[l][r + 1] += q[i].calls * cpu_at(&q[i], l, &filled);
 	}
-	for (int l = 0; l < JP_NUM_LEVELS; l++)
+	for (int l = 0; l < JP_NUM_EAGER_LEVELS; l++)
 		for (int k = 1; k <= m; k++)
 			sum[l][k] += sum[l][k - 1];
 
@@ -261,7 +261,7 @@ jp_advise(const JpAdviceQuery *q, int n, JpThresholds *best)
 	best->above = threshold_at(d, m, bra);
 	best->optimize = threshold_at(d, m, bro);
 	best->inline_ = threshold_at(d, m, bri);
-	for (int l = 0; l < JP_NUM_LEVELS; l++)
+	for (int l = 0; l < JP_NUM_EAGER_LEVELS; l++)
 		pfree(sum[l]);
 	pfree(d);
 }

@@ -9,8 +9,11 @@
  * in a user's query: a failed allocation gives up the exploration with one
  * WARNING per backend.  No cached plan is written (the executor gets a
  * shallow copy).  One LWLock (tranche "jitprof advisor") protects the shared
- * table: shared to decide whether to explore, exclusive to record.  Scope,
- * measures, workers, modes and persistence: doc/jit_advisor.md.
+ * table: shared to decide whether to explore, exclusive to record.  The
+ * tiered level is run through tiering (provider layer), which tells the
+ * advisor at ExecutorStart what it would do with the plan and asks, per
+ * expression, whether the advisor runs the query eagerly.  Scope, measures,
+ * workers, modes, the tiered level and persistence: doc/jit_advisor.md.
  *
  * Copyright (c) 2026, The jitprof Developers
  * Distributed under the PostgreSQL License (the file LICENSE).
@@ -73,9 +76,14 @@ typedef struct AdvisorShared
 /* per leader BackendId: the CPU time its parallel workers used */
 typedef struct WorkerSlot
 {
-	pg_atomic_uint32 armed;
+	pg_atomic_uint32 armed;		/* SLOT_* */
 	pg_atomic_uint64 cpu_ns;
 } WorkerSlot;
+
+/* a slot's state; the workers of a tiered execution tier too */
+#define SLOT_IDLE		0
+#define SLOT_EAGER		1
+#define SLOT_TIERED		2
 
 static AdvisorShared *adv = NULL;
 static int32 *adv_index = NULL; /* [nbuckets] entry number + 1, 0 free */
@@ -120,6 +128,7 @@ static const struct config_enum_entry debug_level_options[] = {
 	{"jit+opt", JP_LEVEL_JIT_OPT, false},
 	{"jit+inline", JP_LEVEL_JIT_INLINE, false},
 	{"all", JP_LEVEL_ALL, false},
+	{"tiered", JP_LEVEL_TIERED, false},
 	{NULL, 0, false}
 };
 
@@ -156,6 +165,26 @@ flags_of_level(int level, int flags)
 	if (level == JP_LEVEL_JIT_INLINE || level == JP_LEVEL_ALL)
 		flags |= PGJIT_INLINE;
 	return flags;
+}
+
+/* can "level" run this plan?  Off always; tiered where tiering offers it */
+static bool
+level_runs(int level, int flags, const JpTieringOffer *offer)
+{
+	if (level == JP_LEVEL_OFF)
+		return true;
+	if (level == JP_LEVEL_TIERED)
+		return offer->available;
+	return flags_of_level(level, flags) != PGJIT_NONE;
+}
+
+/* the jitFlags a plan with "flags" runs "level" with */
+static int
+level_flags(int level, int flags, const JpTieringOffer *offer)
+{
+	if (level == JP_LEVEL_TIERED)
+		return offer->flags;
+	return flags_of_level(level, flags);
 }
 
 static void
@@ -402,7 +431,8 @@ warn_once(AdvisorFailure failure)
  * budget.  Only called while the session has jit on.
  */
 static int
-choose_level(const JpAdvisorKey *key, int pg_level, int pg_flags, int *base)
+choose_level(const JpAdvisorKey *key, int pg_level, int pg_flags,
+			 const JpTieringOffer *offer, int *base)
 {
 	JpAdvisorEntry *e;
 	double		p = advisor_fraction;
@@ -421,20 +451,22 @@ choose_level(const JpAdvisorKey *key, int pg_level, int pg_flags, int *base)
 		p = Min(p, DRIFT_RATE);
 	LWLockRelease(adv->lock);
 
-	/* a level that compiles nothing here (no jit_expressions...) is off */
-	if (enforce >= 0 &&
-		(enforce == JP_LEVEL_OFF || flags_of_level(enforce, pg_flags) != PGJIT_NONE))
+	/*
+	 * A level that compiles nothing here (no jit_expressions...), or tiered
+	 * where tiering is off, leaves the query at its own level.
+	 */
+	if (enforce >= 0 && level_runs(enforce, pg_flags, offer))
 		*base = enforce;
 
 	if (advisor_debug_level >= 0)
-		return flags_of_level(advisor_debug_level, pg_flags) != PGJIT_NONE ||
-			advisor_debug_level == JP_LEVEL_OFF ? advisor_debug_level : *base;
+		return level_runs(advisor_debug_level, pg_flags, offer) ?
+			advisor_debug_level : *base;
 	if (p <= 0 || pg_prng_double(&pg_global_prng_state) >= p)
 		return *base;
 
+	/* with tiering on, tiered is one more level to draw */
 	for (int l = 0; l < JP_NUM_LEVELS; l++)
-		if (l != *base &&
-			(l == JP_LEVEL_OFF || flags_of_level(l, pg_flags) != PGJIT_NONE))
+		if (l != *base && level_runs(l, pg_flags, offer))
 			others[nothers++] = l;
 	if (nothers == 0)
 		return *base;
@@ -444,13 +476,19 @@ choose_level(const JpAdvisorKey *key, int pg_level, int pg_flags, int *base)
 static void
 worker_start(QueryDesc *queryDesc)
 {
+	uint32		armed;
+
 	if (adv_workers == NULL || JP_LEADER_BACKEND_SLOT <= 0 ||
 		JP_LEADER_BACKEND_SLOT >= adv_nworkers ||
-		pg_atomic_read_u32(&adv_workers[JP_LEADER_BACKEND_SLOT].armed) == 0 ||
 		jp_advisor_open_query != NULL)
+		return;
+	armed = pg_atomic_read_u32(&adv_workers[JP_LEADER_BACKEND_SLOT].armed);
+	if (armed == SLOT_IDLE)
 		return;
 	memset(&open_exec, 0, sizeof(open_exec));
 	open_exec.worker = true;
+	/* only jp_advisor_tiering reads a worker's level */
+	open_exec.level = armed == SLOT_TIERED ? JP_LEVEL_TIERED : JP_LEVEL_JIT;
 	if (!cpu_now(&open_exec.cpu_start))
 		return;
 	jp_advisor_open_query = queryDesc;
@@ -458,13 +496,18 @@ worker_start(QueryDesc *queryDesc)
 
 /*
  * An in-scope ExecutorStart (the plan's cost passed jp_advisor_cutoff),
- * before the next hook: decide the level and start the clocks.
+ * before the next hook: decide the level and start the clocks.  OFFER is
+ * what tiering would do with the plan: where it would tier it, that is the
+ * query's own level, and the tiered level is one more to explore.  A forced
+ * switch point (a test's) is no level the advisor chose: it is not followed.
  */
 void
-jp_advisor_start(QueryDesc *queryDesc, int eflags, bool toplevel)
+jp_advisor_start(QueryDesc *queryDesc, int eflags, bool toplevel,
+				 const JpTieringOffer *offer)
 {
 	PlannedStmt *pstmt = queryDesc->plannedstmt;
 	OpenExec	o;
+	int			flags;
 
 	register_callbacks();
 	if (IsParallelWorker())
@@ -474,7 +517,7 @@ jp_advisor_start(QueryDesc *queryDesc, int eflags, bool toplevel)
 	}
 	if (!toplevel || adv == NULL || jp_advisor_open_query != NULL ||
 		pstmt->queryId == UINT64CONST(0) ||
-		(eflags & EXEC_FLAG_EXPLAIN_ONLY) != 0)
+		(eflags & EXEC_FLAG_EXPLAIN_ONLY) != 0 || offer->forced)
 		return;
 
 	memset(&o, 0, sizeof(o));
@@ -484,21 +527,30 @@ jp_advisor_start(QueryDesc *queryDesc, int eflags, bool toplevel)
 	o.key.queryid = (int64) pstmt->queryId;
 	o.plan_cost = pstmt->planTree->total_cost;
 	/* a session's jit = off is its level, and is never explored */
-	o.pg_level = jit_enabled ? level_of_flags(pstmt->jitFlags) : JP_LEVEL_OFF;
+	if (!jit_enabled)
+		o.pg_level = JP_LEVEL_OFF;
+	else if (offer->available)
+		o.pg_level = JP_LEVEL_TIERED;
+	else
+		o.pg_level = level_of_flags(pstmt->jitFlags);
 	o.level = o.base_level = o.pg_level;
 	if (jit_enabled)
-		o.level = choose_level(&o.key, o.pg_level, pstmt->jitFlags,
+		o.level = choose_level(&o.key, o.pg_level, pstmt->jitFlags, offer,
 							   &o.base_level);
 
-	if (o.level != o.pg_level)
+	/* tiering leaves the plans the advisor follows alone: it promotes here */
+	flags = o.level == o.pg_level && o.level != JP_LEVEL_TIERED ?
+		pstmt->jitFlags : level_flags(o.level, pstmt->jitFlags, offer);
+	if (flags != pstmt->jitFlags)
 	{
-		if (jp_plan_with_jit_flags(queryDesc,
-								   flags_of_level(o.level, pstmt->jitFlags)))
+		if (jp_plan_with_jit_flags(queryDesc, flags))
 			o.original = pstmt;
 		else
 		{
+			/* it runs as PostgreSQL planned it, and is recorded so */
 			warn_once(FAILED_PLAN_COPY);
-			o.level = o.base_level = o.pg_level;
+			o.level = o.base_level = o.pg_level =
+				jit_enabled ? level_of_flags(pstmt->jitFlags) : JP_LEVEL_OFF;
 		}
 	}
 
@@ -513,10 +565,27 @@ jp_advisor_start(QueryDesc *queryDesc, int eflags, bool toplevel)
 	if (JP_MY_BACKEND_SLOT > 0 && JP_MY_BACKEND_SLOT < adv_nworkers)
 	{
 		pg_atomic_write_u64(&adv_workers[JP_MY_BACKEND_SLOT].cpu_ns, 0);
-		pg_atomic_write_u32(&adv_workers[JP_MY_BACKEND_SLOT].armed, 1);
+		pg_atomic_write_u32(&adv_workers[JP_MY_BACKEND_SLOT].armed,
+							o.level == JP_LEVEL_TIERED ? SLOT_TIERED : SLOT_EAGER);
 	}
 	open_exec = o;
 	jp_advisor_open_query = queryDesc;
+}
+
+/*
+ * How the advisor runs the query of ESTATE, for tiering (provider layer),
+ * which defers a query's expressions unless the advisor runs it at an eager
+ * level.  Called for each expression the provider compiles, so one pointer
+ * comparison for the queries the advisor does not follow.
+ */
+JpAdvisedTiering
+jp_advisor_tiering(EState *estate)
+{
+	if (jp_advisor_open_query == NULL ||
+		jp_advisor_open_query->estate != estate)
+		return JP_ADVISED_NONE;
+	return open_exec.level == JP_LEVEL_TIERED ? JP_ADVISED_TIERED :
+		JP_ADVISED_EAGER;
 }
 
 /*
@@ -660,7 +729,7 @@ jp_advisor_end_after(QueryDesc *queryDesc)
 	cpu_ms = (double) (cpu_end - o.cpu_start) / 1e6;
 	if (JP_MY_BACKEND_SLOT > 0 && JP_MY_BACKEND_SLOT < adv_nworkers)
 	{
-		pg_atomic_write_u32(&adv_workers[JP_MY_BACKEND_SLOT].armed, 0);
+		pg_atomic_write_u32(&adv_workers[JP_MY_BACKEND_SLOT].armed, SLOT_IDLE);
 		cpu_ms += (double) pg_atomic_exchange_u64(&adv_workers[JP_MY_BACKEND_SLOT].cpu_ns,
 												  0) / 1e6;
 	}
@@ -681,7 +750,7 @@ forget_open(void)
 		return;
 	jp_advisor_open_query = NULL;
 	if (!open_exec.worker && JP_MY_BACKEND_SLOT > 0 && JP_MY_BACKEND_SLOT < adv_nworkers)
-		pg_atomic_write_u32(&adv_workers[JP_MY_BACKEND_SLOT].armed, 0);
+		pg_atomic_write_u32(&adv_workers[JP_MY_BACKEND_SLOT].armed, SLOT_IDLE);
 }
 
 static void
@@ -820,7 +889,7 @@ jp_advisor_init(void)
 							 NULL, NULL, NULL);
 	DefineCustomEnumVariable("jitprof.debug_advisor_level",
 							 "Runs every in-scope execution at this JIT level in explore mode (for tests).",
-							 NULL,
+							 "tiered runs only where jitprof.tiering would tier the plan.",
 							 &advisor_debug_level,
 							 -1,
 							 debug_level_options,

@@ -25,7 +25,10 @@
 
 #include "core/core.h"
 
-/* the JIT levels PostgreSQL can choose, as es_jit_flags encode them */
+/*
+ * The JIT levels: the five PostgreSQL can choose, as es_jit_flags encode
+ * them, then tiered JIT's (jitprof.tiering), which the flags cannot tell.
+ */
 typedef enum JpJitLevel
 {
 	JP_LEVEL_OFF = 0,			/* no PGJIT_PERFORM */
@@ -33,8 +36,32 @@ typedef enum JpJitLevel
 	JP_LEVEL_JIT_OPT,			/* and PGJIT_OPT3 */
 	JP_LEVEL_JIT_INLINE,		/* and PGJIT_INLINE */
 	JP_LEVEL_ALL,				/* and both */
+	JP_LEVEL_TIERED,			/* interpreted first, compiled when it pays */
 	JP_NUM_LEVELS
 } JpJitLevel;
+
+/* the levels PostgreSQL's thresholds can give a plan */
+#define JP_NUM_EAGER_LEVELS		JP_LEVEL_TIERED
+
+/*
+ * What tiered JIT would do with a plan, as the provider layer tells the
+ * advisor at ExecutorStart (the advisor is below it and cannot ask).
+ */
+typedef struct JpTieringOffer
+{
+	bool		forced;			/* a forced switch point: the advisor leaves
+								 * the query alone */
+	bool		available;		/* the plan can run tiered */
+	int			flags;			/* the jitFlags it runs tiered with */
+} JpTieringOffer;
+
+/* how the advisor runs a query, as tiering asks for each expression */
+typedef enum JpAdvisedTiering
+{
+	JP_ADVISED_NONE = 0,		/* not followed: tiering decides */
+	JP_ADVISED_EAGER,			/* at an eager level: not deferred */
+	JP_ADVISED_TIERED			/* at the tiered level */
+} JpAdvisedTiering;
 
 /* jitprof.jit_advisor */
 typedef enum JpAdvisorMode
@@ -70,7 +97,8 @@ typedef struct JpAdvisorEntry
 	JpAdvisorKey key;
 	bool		used;
 	bool		decided;		/* its verdict is not undecided */
-	int16		pg_level;		/* PostgreSQL's choice, latest execution */
+	int16		pg_level;		/* the level without the advisor
+								 * (PostgreSQL's, or tiered), latest execution */
 	int16		enforce_level;	/* a decided query's best level, or -1 */
 	int16		spare;			/* zero */
 	double		plan_cost;		/* latest execution's */
@@ -118,6 +146,13 @@ typedef struct JpAdvisorJudgement
 	bool		has_bound;		/* a one-execution bound: bound, assumption */
 	double		bound;			/* ms that jit = off saves at least */
 	char		assumption[256];
+	/* tiered against off and the best eager JIT level, where measured */
+	bool		has_tiered_vs_off;
+	double		tiered_vs_off;	/* ms per execution, off's minus tiered's */
+	bool		has_tiered_vs_eager;
+	double		tiered_vs_eager;	/* the best eager JIT level's minus
+									 * tiered's */
+	const char *tiered_verdict; /* NULL while tiered never ran */
 } JpAdvisorJudgement;
 
 /* one query of a workload, for the threshold optimiser (advice.c) */
@@ -147,7 +182,9 @@ extern double jp_advisor_cutoff;
 extern QueryDesc *jp_advisor_open_query;
 
 extern void jp_advisor_init(void);
-extern void jp_advisor_start(QueryDesc *queryDesc, int eflags, bool toplevel);
+extern void jp_advisor_start(QueryDesc *queryDesc, int eflags, bool toplevel,
+							 const JpTieringOffer *offer);
+extern JpAdvisedTiering jp_advisor_tiering(EState *estate);
 extern void jp_advisor_end_before(QueryDesc *queryDesc);
 extern void jp_advisor_end_after(QueryDesc *queryDesc);
 extern bool jp_advisor_available(void);

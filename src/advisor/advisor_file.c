@@ -39,7 +39,7 @@
 #define ADVISOR_FILE		PGSTAT_STAT_PERMANENT_DIRECTORY "/jitprof_advisor.stat"
 #define ADVISOR_TMP_FILE	ADVISOR_FILE ".tmp"
 #define ADVISOR_MAGIC		0x4A504144	/* "JPAD" */
-#define ADVISOR_VERSION		1
+#define ADVISOR_VERSION		2	/* 2: the tiered level, six per entry */
 
 typedef struct AdvisorFileHeader
 {
@@ -166,6 +166,16 @@ jp_advisor_file_load(int64 max_entries, int64 *nentries,
 	if (!jp_read_all(fd, &header, sizeof(header)))
 	{
 		file_bad(gettext_noop("The file is shorter than its header. It has been removed, and the JIT advisor starts empty."));
+		goto fail;
+	}
+	if (header.magic == ADVISOR_MAGIC && header.version < ADVISOR_VERSION)
+	{
+		ereport(LOG,
+				(errmsg("ignoring JIT advisor file \"%s\" because it is corrupt or was written by another version of jitprof",
+						ADVISOR_FILE),
+				 errdetail("The file has format %u, written by an earlier version of jitprof, and this version reads format %d only. It has been removed, and the JIT advisor starts empty.",
+						   header.version, ADVISOR_VERSION)));
+		unlink(ADVISOR_FILE);
 		goto fail;
 	}
 	if (header.magic != ADVISOR_MAGIC || header.version != ADVISOR_VERSION ||

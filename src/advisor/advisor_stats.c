@@ -31,7 +31,7 @@ const char *
 jp_level_name(int level)
 {
 	static const char *const names[JP_NUM_LEVELS] = {
-		"off", "jit", "jit+opt", "jit+inline", "all"
+		"off", "jit", "jit+opt", "jit+inline", "all", "tiered"
 	};
 
 	return level >= 0 && level < JP_NUM_LEVELS ? names[level] : "?";
@@ -109,6 +109,61 @@ compile_mean(const JpLevelStats *s)
 			s->emission_sum) / (double) s->executions;
 }
 
+/*
+ * Tiered against off and against the best eager JIT level, and its verdict
+ * against the best of all the other levels: does tiering pay here?
+ */
+static void
+judge_tiered(const JpAdvisorEntry *e, JpAdvisorJudgement *out)
+{
+	const JpLevelStats *t = &e->level[JP_LEVEL_TIERED];
+	const JpLevelStats *off = &e->level[JP_LEVEL_OFF];
+	int			best_eager = -1;
+	int			best_other = -1;
+	double		diff,
+				low,
+				high;
+
+	if (t->executions == 0)
+		return;
+	out->tiered_verdict = "undecided";
+	for (int l = 0; l < JP_NUM_EAGER_LEVELS; l++)
+	{
+		const JpLevelStats *s = &e->level[l];
+
+		if (s->executions < JP_ADVISOR_MIN_EXECUTIONS)
+			continue;
+		if (l != JP_LEVEL_OFF &&
+			(best_eager < 0 || s->cpu_mean < e->level[best_eager].cpu_mean))
+			best_eager = l;
+		if (best_other < 0 || s->cpu_mean < e->level[best_other].cpu_mean)
+			best_other = l;
+	}
+	if (t->executions < JP_ADVISOR_MIN_EXECUTIONS)
+		return;
+	if (off->executions >= JP_ADVISOR_MIN_EXECUTIONS)
+	{
+		out->has_tiered_vs_off = true;
+		out->tiered_vs_off = off->cpu_mean - t->cpu_mean;
+	}
+	if (best_eager >= 0)
+	{
+		out->has_tiered_vs_eager = true;
+		out->tiered_vs_eager = e->level[best_eager].cpu_mean - t->cpu_mean;
+	}
+	if (best_other < 0)
+		return;
+	welch(&e->level[best_other], t, &diff, &low, &high);
+	if (low > 0)
+		out->tiered_verdict = "tiered pays";
+	else if (high < 0)
+		out->tiered_verdict = "tiered loses";
+}
+
+/*
+ * The verdict: tiered is one of the JIT levels, so "jit pays" when the best
+ * of the eager and tiered levels beats off.
+ */
 void
 jp_advisor_judge(const JpAdvisorEntry *e, JpAdvisorJudgement *out)
 {
@@ -120,6 +175,7 @@ jp_advisor_judge(const JpAdvisorEntry *e, JpAdvisorJudgement *out)
 	memset(out, 0, sizeof(*out));
 	out->best = -1;
 	out->verdict = "undecided";
+	judge_tiered(e, out);
 
 	for (int l = 0; l < JP_NUM_LEVELS; l++)
 	{

@@ -72,7 +72,8 @@ start_followed(QueryDesc *queryDesc, int eflags, JpSamplerFrame *frame)
  * advisor, then tiering, come before the sampler's decision, because they
  * may hand the executor a plan with other jitFlags, and the sampler must see
  * the flags the executor will run with; tiering leaves the plans the
- * advisor follows alone, so that the advisor measures the level it chose.
+ * advisor follows alone, so that the advisor measures the level it chose
+ * (tiered among them: tiering tells it what it would do with the plan).
  * The advisor's clocks count the opening of the sampler's execution as the
  * statement's time, as they always have.
  */
@@ -85,10 +86,18 @@ hooks_ExecutorStart(QueryDesc *queryDesc, int eflags)
 	if (nesting_level == 1)
 		jp_sampler_inner_query(queryDesc);
 
-	/* the JIT advisor may give the executor a plan with other jitFlags */
+	/*
+	 * The JIT advisor may give the executor a plan with other jitFlags, or
+	 * run it tiered: tiering tells it whether it could.
+	 */
 	if (unlikely(queryDesc->plannedstmt->planTree->total_cost >=
 				 jp_advisor_cutoff))
-		jp_advisor_start(queryDesc, eflags, nesting_level == 0);
+	{
+		JpTieringOffer offer;
+
+		jp_tiering_offer(queryDesc, &offer);
+		jp_advisor_start(queryDesc, eflags, nesting_level == 0, &offer);
+	}
 
 	/* and so may tiering, for a plan the advisor does not follow */
 	jp_tiering_plan(queryDesc, eflags);

@@ -447,10 +447,12 @@ static const JpTieringCompiler tiering_compiler = {
 	.reset_after_error = reset_llvmjit_after_error,
 };
 
+/* a query the JIT advisor runs at an eager level is compiled eagerly */
 static bool
 jp_compile_expr(ExprState *state)
 {
-	if (jitprof_tiering)
+	if (jitprof_tiering &&
+		jp_advisor_tiering(state->parent->state) != JP_ADVISED_EAGER)
 		return jp_tiering_defer(state, &tiering_compiler);
 	return compile_now(state, NULL);
 }

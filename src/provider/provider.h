@@ -32,6 +32,7 @@
 
 #include "executor/execdesc.h"
 
+#include "advisor/advisor.h"
 #include "core/core.h"
 #include "link/link.h"
 #include "names/names.h"
@@ -94,6 +95,7 @@ typedef struct JpTieringPlanCounters
 } JpTieringPlanCounters;
 
 extern void jp_tiering_plan(QueryDesc *queryDesc, int eflags);
+extern void jp_tiering_offer(QueryDesc *queryDesc, JpTieringOffer *offer);
 extern const JpTieringPlanCounters *jp_tiering_plan_counters(void);
 
 /* got_patch.c */

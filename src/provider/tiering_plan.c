@@ -10,8 +10,10 @@
  * (core/plan_copy.c); the plan itself (a cached plan's
  * too) is never written.  A session's jit = off, jit_above_cost = -1, a
  * provider other than jitprof, parallel workers (their flags are their
- * leader's) and queries the JIT advisor follows are left as they are.  The
- * long story: doc/tiering.md, "Which plans are tiered".
+ * leader's) and queries the JIT advisor follows are left as they are: the
+ * advisor runs those at its own levels, tiered among them, from what
+ * jp_tiering_offer tells it.  The long story: doc/tiering.md, "Which plans
+ * are tiered".
  *
  * Copyright (c) 2026, The jitprof Developers
  * Distributed under the PostgreSQL License (the file LICENSE).
@@ -109,6 +111,40 @@ jp_tiering_plan(QueryDesc *queryDesc, int eflags)
 	}
 	else if (!above_floor && run_with_flags(queryDesc, PGJIT_NONE))
 		plan_counters.below_floor++;
+}
+
+/*
+ * For the JIT advisor, before it decides a query's level: would tiering
+ * take this plan, and with which flags?  Called only for the plans in the
+ * advisor's scope.  The conditions are jp_tiering_plan's, but that a plan
+ * under the floor gets no tiered level (the advisor runs it at its level).
+ */
+void
+jp_tiering_offer(QueryDesc *queryDesc, JpTieringOffer *offer)
+{
+	PlannedStmt *pstmt = queryDesc->plannedstmt;
+	Cost		cost = pstmt->planTree->total_cost;
+
+	memset(offer, 0, sizeof(*offer));
+	if (!jitprof_tiering || !jit_enabled || !jitprof_is_provider())
+		return;
+	if (jitprof_tiering_threshold >= 0)
+	{
+		offer->forced = true;
+		return;
+	}
+	if (cost < jitprof_tiering_min_cost)
+		return;
+	if ((pstmt->jitFlags & PGJIT_PERFORM) != 0)
+	{
+		offer->available = (pstmt->jitFlags & PGJIT_EXPR) != 0;
+		offer->flags = pstmt->jitFlags;
+	}
+	else if (jit_above_cost >= 0 && jit_expressions)
+	{
+		offer->available = true;
+		offer->flags = flags_for_tiering(cost);
+	}
 }
 
 const JpTieringPlanCounters *

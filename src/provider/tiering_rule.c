@@ -174,7 +174,8 @@ effective_work(const JpTierRule *rule)
 
 /*
  * Set up the rule for a query that passed the floor.  A query the advisor
- * has judged "jit loses" is not tiered; a forced switch point
+ * has judged "jit loses" is not tiered, unless the advisor itself runs it at
+ * the tiered level (to measure it); a forced switch point
  * (jitprof.tiering_threshold) overrides both.
  */
 void
@@ -188,7 +189,8 @@ jp_tier_rule_init(JpTierRule *rule, EState *estate)
 		rule->next_check = (uint64) jitprof_tiering_threshold;
 		return;
 	}
-	if (jp_advisor_jit_loses((int64) estate->es_plannedstmt->queryId))
+	if (jp_advisor_tiering(estate) != JP_ADVISED_TIERED &&
+		jp_advisor_jit_loses((int64) estate->es_plannedstmt->queryId))
 	{
 		rule->admitted = false;
 		return;

@@ -33,12 +33,15 @@
 #include "views/views.h"
 
 PG_FUNCTION_INFO_V1(jitprof_jit_payoff_1_3);
+PG_FUNCTION_INFO_V1(jitprof_jit_payoff_1_4);
 PG_FUNCTION_INFO_V1(jitprof_jit_levels_1_3);
 PG_FUNCTION_INFO_V1(jitprof_advisor_1_3);
 PG_FUNCTION_INFO_V1(jitprof_jit_advice_1_3);
 PG_FUNCTION_INFO_V1(jitprof_jit_advice_of_1_3);
+PG_FUNCTION_INFO_V1(jitprof_jit_advice_of_1_4);
 
-#define PAYOFF_COLS		17
+#define PAYOFF_COLS_1_3	17
+#define PAYOFF_COLS		20		/* 1.4: tiered against off and eager */
 #define LEVELS_COLS		13
 #define ADVISOR_COLS	13
 #define ADVICE_COLS		10
@@ -93,15 +96,17 @@ put_key(const JpAdvisorEntry *e, bool see_all, Datum *values, bool *nulls)
 	return 3;
 }
 
-Datum
-jitprof_jit_payoff_1_3(PG_FUNCTION_ARGS)
+/* jitprof_jit_payoff's rows: 1.3's columns, and with TIERED 1.4's three */
+static void
+payoff_rows(FunctionCallInfo fcinfo, bool tiered)
 {
 	ReturnSetInfo *rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
+	int			ncols = tiered ? PAYOFF_COLS : PAYOFF_COLS_1_3;
 	bool		see_all;
 	JpAdvisorEntry *entries;
 	int64		n;
 
-	entries = advisor_rows(fcinfo, PAYOFF_COLS, &see_all, &n);
+	entries = advisor_rows(fcinfo, ncols, &see_all, &n);
 	for (const JpAdvisorEntry *e = entries; e < entries + n; e++)
 	{
 		Datum		values[PAYOFF_COLS];
@@ -175,9 +180,37 @@ jitprof_jit_payoff_1_3(PG_FUNCTION_ARGS)
 			nulls[i++] = true;
 			nulls[i++] = true;
 		}
-		Assert(i == PAYOFF_COLS);
+		if (tiered)
+		{
+			if (j.has_tiered_vs_off)
+				values[i++] = Float8GetDatum(j.tiered_vs_off);
+			else
+				nulls[i++] = true;
+			if (j.has_tiered_vs_eager)
+				values[i++] = Float8GetDatum(j.tiered_vs_eager);
+			else
+				nulls[i++] = true;
+			if (j.tiered_verdict != NULL)
+				values[i++] = CStringGetTextDatum(j.tiered_verdict);
+			else
+				nulls[i++] = true;
+		}
+		Assert(i == ncols);
 		tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, nulls);
 	}
+}
+
+Datum
+jitprof_jit_payoff_1_3(PG_FUNCTION_ARGS)
+{
+	payoff_rows(fcinfo, false);
+	return (Datum) 0;
+}
+
+Datum
+jitprof_jit_payoff_1_4(PG_FUNCTION_ARGS)
+{
+	payoff_rows(fcinfo, true);
 	return (Datum) 0;
 }
 
@@ -297,17 +330,21 @@ put_advice(FunctionCallInfo fcinfo, const JpAdviceQuery *q, int n,
 		int			level = jp_level_at(&advice, q[k].plan_cost);
 		int			best = -1;
 		int			measured = 0;
+		int			eager = 0;
 
 		CHECK_FOR_INTERRUPTS();
+
+		/* a best level of tiered is one no threshold gives: unserved */
 		for (int l = 0; l < JP_NUM_LEVELS; l++)
 		{
 			if (!q[k].measured[l])
 				continue;
 			measured++;
+			eager += l < JP_NUM_EAGER_LEVELS;
 			if (best < 0 || q[k].cpu[l] < q[k].cpu[best])
 				best = l;
 		}
-		if (measured < JP_NUM_LEVELS)
+		if (eager < JP_NUM_EAGER_LEVELS)
 			nfilled++;
 		if (measured >= 2 && q[k].measured[level] &&
 			q[k].cpu[level] > UNSERVED_MARGIN * q[k].cpu[best])
@@ -381,11 +418,12 @@ jitprof_jit_advice_1_3(PG_FUNCTION_ARGS)
 /*
  * jitprof_jit_advice(plan_cost, calls, cpu_ms): the advice for a workload
  * given as arrays, one element (cpu_ms: one row of five, for off, jit,
- * jit+opt, jit+inline and all, NULL where not measured) per query; the
- * unserved queries are given by position.
+ * jit+opt, jit+inline and all, NULL where not measured; from 1.4 a sixth
+ * for tiered may follow) per query; the unserved queries are given by
+ * position.
  */
-Datum
-jitprof_jit_advice_of_1_3(PG_FUNCTION_ARGS)
+static void
+advice_of(FunctionCallInfo fcinfo, int max_width)
 {
 	ArrayType  *costs_a = PG_GETARG_ARRAYTYPE_P(0);
 	ArrayType  *calls_a = PG_GETARG_ARRAYTYPE_P(1);
@@ -398,7 +436,8 @@ jitprof_jit_advice_of_1_3(PG_FUNCTION_ARGS)
 			   *cpu_null;
 	int			n,
 				ncalls,
-				ncpu;
+				ncpu,
+				width;
 	JpAdviceQuery *q;
 	bool	   *visible;
 	int64	   *ids;
@@ -409,15 +448,27 @@ jitprof_jit_advice_of_1_3(PG_FUNCTION_ARGS)
 					  &calls, &calls_null, &ncalls);
 	deconstruct_array(cpu_a, FLOAT8OID, 8, FLOAT8PASSBYVAL, 'd',
 					  &cpu, &cpu_null, &ncpu);
-	if (ncalls != n || ncpu != n * JP_NUM_LEVELS ||
-		(n > 0 && (ARR_NDIM(cpu_a) != 2 || ARR_DIMS(cpu_a)[1] != JP_NUM_LEVELS)))
+	width = n > 0 && ARR_NDIM(cpu_a) == 2 ? ARR_DIMS(cpu_a)[1] : 0;
+	if (ncalls != n ||
+		(n > 0 && (width < JP_NUM_EAGER_LEVELS || width > max_width)) ||
+		ncpu != n * width)
+	{
+		if (max_width > JP_NUM_EAGER_LEVELS)
+			ereport(ERROR,
+					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+					 errmsg("arrays of jitprof_jit_advice do not match"),
+					 errdetail("plan_cost, calls and cpu_ms have %d, %d and %d elements.",
+							   n, ncalls, ncpu),
+					 errhint("Give one plan cost and one number of calls per query, and cpu_ms as an array of one row of %d or %d values per query (off, jit, jit+opt, jit+inline, all, and tiered).",
+							 JP_NUM_EAGER_LEVELS, max_width)));
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 				 errmsg("arrays of jitprof_jit_advice do not match"),
 				 errdetail("plan_cost, calls and cpu_ms have %d, %d and %d elements.",
 						   n, ncalls, ncpu),
 				 errhint("Give one plan cost and one number of calls per query, and cpu_ms as an array of one row of %d values per query (off, jit, jit+opt, jit+inline, all).",
-						 JP_NUM_LEVELS)));
+						 JP_NUM_EAGER_LEVELS)));
+	}
 	if (n > 100000)
 		ereport(ERROR,
 				(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
@@ -437,9 +488,9 @@ jitprof_jit_advice_of_1_3(PG_FUNCTION_ARGS)
 		q[k].plan_cost = DatumGetFloat8(costs[k]);
 		q[k].calls = DatumGetFloat8(calls[k]);
 		q[k].pg_level = -1;
-		for (int l = 0; l < JP_NUM_LEVELS; l++)
+		for (int l = 0; l < width; l++)
 		{
-			int			at = k * JP_NUM_LEVELS + l;
+			int			at = k * width + l;
 
 			q[k].measured[l] = !cpu_null[at];
 			q[k].cpu[l] = cpu_null[at] ? 0.0 : DatumGetFloat8(cpu[at]);
@@ -448,5 +499,20 @@ jitprof_jit_advice_of_1_3(PG_FUNCTION_ARGS)
 		ids[k] = k + 1;
 	}
 	put_advice(fcinfo, q, n, visible, ids);
+}
+
+/* 1.3: five levels per query */
+Datum
+jitprof_jit_advice_of_1_3(PG_FUNCTION_ARGS)
+{
+	advice_of(fcinfo, JP_NUM_EAGER_LEVELS);
+	return (Datum) 0;
+}
+
+/* 1.4: five, or six with tiered */
+Datum
+jitprof_jit_advice_of_1_4(PG_FUNCTION_ARGS)
+{
+	advice_of(fcinfo, JP_NUM_LEVELS);
 	return (Datum) 0;
 }
