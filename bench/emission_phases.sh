@@ -77,12 +77,14 @@ declare -A options=(
 	[jitprof]="-c jit_provider=jitprof"
 	[steps]="-c jit_provider=jitprof -c jitprof.steps=on"
 )
+# what each single-user backend reads: JIT forced, then the queries
+workload() {
+	echo "SET jit_above_cost = 0; SET jit_optimize_above_cost = 0; SET jit_inline_above_cost = 0;"
+	cat "$work/queries.sql"
+}
 for config in llvmjit jitprof steps; do
 	# shellcheck disable=SC2086
-	{
-		echo "SET jit_above_cost = 0; SET jit_optimize_above_cost = 0; SET jit_inline_above_cost = 0;"
-		cat "$work/queries.sql"
-	} | as_pg_user valgrind --tool=callgrind --toggle-collect=PostgresMain \
+	workload | as_pg_user valgrind --tool=callgrind --toggle-collect=PostgresMain \
 		--callgrind-out-file="$work/cg.$config" "$PG_BINDIR"/postgres --single \
 		-D "$work/data" ${options[$config]} postgres >"$work/single.$config.log" 2>&1
 	if grep -q 'ERROR' "$work/single.$config.log"; then
@@ -147,16 +149,10 @@ printf '%-14s %13s %13s %13s\n' "" stock jitprof steps
 declare -A calls faults
 for config in llvmjit jitprof steps; do
 	# shellcheck disable=SC2086
-	{
-		echo "SET jit_above_cost = 0; SET jit_optimize_above_cost = 0; SET jit_inline_above_cost = 0;"
-		cat "$work/queries.sql"
-	} | as_pg_user strace -c -o "$work/strace.$config" "$PG_BINDIR"/postgres --single \
+	workload | as_pg_user strace -c -o "$work/strace.$config" "$PG_BINDIR"/postgres --single \
 		-D "$work/data" ${options[$config]} postgres >/dev/null 2>&1
 	# shellcheck disable=SC2086
-	{
-		echo "SET jit_above_cost = 0; SET jit_optimize_above_cost = 0; SET jit_inline_above_cost = 0;"
-		cat "$work/queries.sql"
-	} | as_pg_user_perfmon perf stat -x, -e page-faults -o "$work/perf.$config" "$PG_BINDIR"/postgres \
+	workload | as_pg_user_perfmon perf stat -x, -e page-faults -o "$work/perf.$config" "$PG_BINDIR"/postgres \
 		--single -D "$work/data" ${options[$config]} postgres >/dev/null 2>&1
 	faults[$config]=$(awk -F, '/page-faults/ { print $1 }' "$work/perf.$config")
 	for sc in mmap munmap mprotect madvise; do
