@@ -54,16 +54,7 @@ autovacuum = off"
 
 as_pg_user "$PG_BINDIR"/pgbench -q -i -s 1 -h "$work" -p "$PG_PORT" postgres >/dev/null 2>&1
 {
-	echo "SET client_min_messages = warning; SET jit = off;"
-	cat "$work/test/corpus/schema.sql"
-	# SCALE times the lineitem rows (its primary key dropped for the copies)
-	if [ "$scale" -gt 1 ]; then
-		echo "CREATE TABLE lineitem_base AS SELECT * FROM lineitem;"
-		echo "ALTER TABLE lineitem DROP CONSTRAINT lineitem_pkey;"
-		for ((s = 1; s < scale; s++)); do
-			echo "INSERT INTO lineitem SELECT * FROM lineitem_base;"
-		done
-	fi
+	corpus_sql "$scale"
 	cat <<EOF
 CREATE TABLE small_t AS SELECT g AS k, g * 0.37::float8 AS v FROM generate_series(1, 300) g;
 CREATE FUNCTION est_rows() RETURNS TABLE (k int, v float8)

@@ -32,15 +32,7 @@ max_parallel_workers_per_gather = 0
 shared_buffers = 256MB
 autovacuum = off"
 {
-	echo "SET client_min_messages = warning; SET jit = off;"
-	cat "$TOP/test/corpus/schema.sql"
-	if [ "$scale" -gt 1 ]; then
-		echo "CREATE TABLE lineitem_base AS SELECT * FROM lineitem;"
-		echo "ALTER TABLE lineitem DROP CONSTRAINT lineitem_pkey;"
-		for ((s = 1; s < scale; s++)); do
-			echo "INSERT INTO lineitem SELECT * FROM lineitem_base;"
-		done
-	fi
+	corpus_sql "$scale"
 	echo "CREATE EXTENSION jitprof;"
 } | psql_q >/dev/null
 psql_q -c "VACUUM ANALYZE" >/dev/null

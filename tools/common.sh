@@ -119,3 +119,19 @@ start_bench_cluster() {
 psql_q() {
 	as_pg_user "$PG_BINDIR"/psql -X -q -At -v ON_ERROR_STOP=1 -h "$work" -p "$PG_PORT" -d postgres "$@"
 }
+
+# The corpus's schema and data (test/corpus/schema.sql), JIT off, with
+# lineitem made SCALE times larger (its primary key dropped for the copies):
+# SQL for psql, as bench/tiering.sh and bench/tiering_thread.sh load it.
+corpus_sql() {
+	local scale=$1
+	echo "SET client_min_messages = warning; SET jit = off;"
+	cat "$TOP/test/corpus/schema.sql"
+	if [ "$scale" -gt 1 ]; then
+		echo "CREATE TABLE lineitem_base AS SELECT * FROM lineitem;"
+		echo "ALTER TABLE lineitem DROP CONSTRAINT lineitem_pkey;"
+		for ((s = 1; s < scale; s++)); do
+			echo "INSERT INTO lineitem SELECT * FROM lineitem_base;"
+		done
+	fi
+}
