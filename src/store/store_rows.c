@@ -119,6 +119,30 @@ enter_node_row(const JpStoreNodeKey *key)
 	return n;
 }
 
+/* is there no row yet for plan node "plan_node_id" of key's query? */
+static bool
+node_row_missing(JpStoreNodeKey *key, int32 plan_node_id)
+{
+	key->plan_node_id = plan_node_id;
+	return hash_search(jp_node_hash, key, HASH_FIND, NULL) == NULL;
+}
+
+/*
+ * A flush's plan-node rows go in all together or not at all: is there room
+ * for the "missing" rows it needs?  If not, they count as dropped.
+ */
+static bool
+room_for_node_rows(int missing)
+{
+	if (missing > 0 &&
+		hash_get_num_entries(jp_node_hash) + missing > jitprof_max_plan_nodes)
+	{
+		jp_store_header->health.plan_nodes_dropped += missing;
+		return false;
+	}
+	return true;
+}
+
 /*
  * Add one flush's plan-node counts to the query's plan-node rows, and its
  * plan's shape where the rows have none.  A query gets rows for all the
@@ -140,23 +164,11 @@ flush_nodes(Oid userid, Oid dbid, int64 queryid, const JpStoreNodes *nodes)
 
 	/* room for every row this flush needs? */
 	for (int i = 0; i < nodes->ndeltas; i++)
-	{
-		key.plan_node_id = nodes->deltas[i].plan_node_id;
-		if (hash_search(jp_node_hash, &key, HASH_FIND, NULL) == NULL)
-			missing++;
-	}
+		missing += node_row_missing(&key, nodes->deltas[i].plan_node_id);
 	for (int i = 0; i < nodes->nshape; i++)
-	{
-		key.plan_node_id = nodes->shape[i].plan_node_id;
-		if (hash_search(jp_node_hash, &key, HASH_FIND, NULL) == NULL)
-			missing++;
-	}
-	if (missing > 0 &&
-		hash_get_num_entries(jp_node_hash) + missing > jitprof_max_plan_nodes)
-	{
-		jp_store_header->health.plan_nodes_dropped += missing;
+		missing += node_row_missing(&key, nodes->shape[i].plan_node_id);
+	if (!room_for_node_rows(missing))
 		return false;
-	}
 
 	for (int i = 0; i < nodes->nshape; i++)
 	{
@@ -213,17 +225,9 @@ flush_tier_nodes(Oid userid, Oid dbid, int64 queryid,
 	key.queryid = queryid;
 
 	for (int i = 0; i < tiering->nnodes; i++)
-	{
-		key.plan_node_id = tiering->nodes[i].plan_node_id;
-		if (hash_search(jp_node_hash, &key, HASH_FIND, NULL) == NULL)
-			missing++;
-	}
-	if (missing > 0 &&
-		hash_get_num_entries(jp_node_hash) + missing > jitprof_max_plan_nodes)
-	{
-		jp_store_header->health.plan_nodes_dropped += missing;
+		missing += node_row_missing(&key, tiering->nodes[i].plan_node_id);
+	if (!room_for_node_rows(missing))
 		return;
-	}
 
 	for (int i = 0; i < tiering->nnodes; i++)
 	{
