@@ -28,7 +28,7 @@ our @EXPORT = qw(jitprof_node jitprof_conf status_value build_test_module
   maps_of pkglibdir kill_backend llvm_config llvm_tool llvmjit_libllvm
   background_session seqscan_calls_execscan strict_call2_step gdb_prologue
   corpus_database run_corpus backend_footprint
-  footprint_run psql_lines);
+  footprint_run psql_lines clear_perf_map_path);
 
 # The regression suite's settings, as a string for append_conf.
 sub jitprof_conf
@@ -61,6 +61,28 @@ sub background_session
 	my $session = $node->background_psql(@args);
 	$session->set_query_timer_restart();
 	return $session;
+}
+
+# Remove whatever is at /tmp/perf-PID.map before a test plants something
+# there or asserts that nothing is there.  Call it while PID's backend has
+# not compiled anything yet.  Kept maps outlive the cluster that wrote them
+# (doc/perf.md, "Limits"), and once pids come round, a backend of this test
+# can get the pid of an earlier test's backend, whose map is still there.
+sub clear_perf_map_path
+{
+	my ($pid) = @_;
+	my $path = "/tmp/perf-$pid.map";
+	return unless -e $path || -l $path;
+	if (-d $path && !-l $path)
+	{
+		rmdir $path or die "rmdir $path: $!";
+	}
+	else
+	{
+		unlink $path or die "unlink $path: $!";
+	}
+	note "removed $path, left by an earlier process with pid $pid";
+	return;
 }
 
 # Send SIG (KILL, 9...) to server process PID of NODE, declared first so

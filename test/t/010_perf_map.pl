@@ -29,6 +29,7 @@ sub fresh_session
 	my $s = background_session($node, 'postgres', on_error_stop => 0);
 	$s->query_safe('SET jit = off');
 	my $pid = $s->query_safe('SELECT pg_backend_pid()');
+	clear_perf_map_path($pid);
 	$s->query_safe('SET jit = on');
 	return ($s, $pid);
 }

@@ -36,6 +36,7 @@ mkdir $jd or die;
 my $s = background_session($node, 'postgres');
 $s->query_safe('SET jit = off');
 my $pid = $s->query_safe('SELECT pg_backend_pid()');
+clear_perf_map_path($pid);
 $s->query_safe("SET jitprof.perf_jitdump = on; SET jitprof.jitdump_dir = '$jd'; "
 	  . "SET jitprof.perf_map = off; SET jit = on");
 my $t0 = clock_gettime(CLOCK_MONOTONIC);

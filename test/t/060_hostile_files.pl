@@ -157,6 +157,7 @@ $node->start;
 	my $s = background_session($node, 'postgres', on_error_stop => 0);
 	$s->query_safe('SET jit = off');
 	my $pid = $s->query_safe('SELECT pg_backend_pid()');
+	clear_perf_map_path($pid);
 	$s->query_safe('SET jit = on');
 	my $map = "/tmp/perf-$pid.map";
 	append_to_file($map, "dead beef stale_line\n");
