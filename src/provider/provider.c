@@ -4,12 +4,14 @@
  *	  jitprof as a JIT provider: PostgreSQL's llvmjit, wrapped.
  *
  * With jit_provider = 'jitprof' the server calls _PG_jit_provider_init here,
- * once per backend, at its first JIT compilation.  It loads jitprof_llvm.so
- * (llvm_library.c), then llvmjit.so, PostgreSQL's own provider, and rebinds
- * llvmjit.so's calls of the LLVM C API functions that create its object
- * layer to jitprof_llvm.so's replacements (got_patch.c).  That works in any
- * load order and changes llvmjit.so only: see doc/provider.md.  Then it
- * passes llvmjit's callbacks through.
+ * once per backend, at its first expression a plan asks to JIT-compile.  At
+ * the first compilation (at once, or at a tiered query's first round, so a
+ * tiered session whose queries never switch never loads LLVM), it loads
+ * jitprof_llvm.so (llvm_library.c), then llvmjit.so, PostgreSQL's own
+ * provider, and rebinds llvmjit.so's calls of the LLVM C API functions that
+ * create its object layer to jitprof_llvm.so's replacements (got_patch.c).
+ * That works in any load order and changes llvmjit.so only: see
+ * doc/provider.md.  Then it passes llvmjit's callbacks through.
  *
  * If llvmjit.so cannot be rebound, llvmjit runs as without jitprof, after
  * one WARNING.  If jitprof.llvmjit_library leads back into jitprof, JIT is
@@ -50,6 +52,17 @@ char	   *jitprof_llvmjit_library = NULL;
 static bool provider_active = false;
 
 static JitProviderCallbacks llvmjit_callbacks;
+
+/* the server's callbacks, which a failed load of llvmjit.so replaces */
+static JitProviderCallbacks *server_callbacks = NULL;
+
+/* loading llvmjit.so was tried; it succeeded and jitprof links its code */
+static bool llvmjit_tried = false;
+static bool llvmjit_bound = false;
+
+/* llvmjit.so is being loaded; it called back into jitprof's provider */
+static bool in_llvmjit_load = false;
+static bool llvmjit_reentered = false;
 
 /* most functions llvmjit generates for one expression we name */
 #define MAX_FUNCTIONS_PER_EXPR 64
@@ -275,25 +288,18 @@ load_llvmjit(const char *path)
 void
 _PG_jit_provider_init(JitProviderCallbacks *cb)
 {
-	static bool in_init = false;
-	static bool reentered = false;
-	char	   *path = jp_llvmjit_path(jitprof_llvmjit_library);
+	char	   *path;
 	struct stat st;
-	const JitprofLlvmTable *llvm;
-	JitProviderInit volatile init = NULL;
-	volatile bool bound = false;
-	ErrorContextCallback errcallback;
 
-	if (in_init)
+	if (in_llvmjit_load)
 	{
 		/* the library being loaded called back in: the outer call warns */
-		reentered = true;
-		cb->reset_after_error = no_reset_after_error;
-		cb->release_context = no_release_context;
-		cb->compile_expr = no_compile_expr;
+		llvmjit_reentered = true;
+		disable_jit(cb);
 		return;
 	}
 
+	path = jp_llvmjit_path(jitprof_llvmjit_library);
 	if (jp_library_is_jitprof(path))
 	{
 		refuse_self_reference(cb, path, false);
@@ -311,7 +317,40 @@ _PG_jit_provider_init(JitProviderCallbacks *cb)
 		disable_jit(cb);
 		return;
 	}
+	pfree(path);
 
+	server_callbacks = cb;
+	cb->reset_after_error = jp_reset_after_error;
+	cb->release_context = jp_release_context;
+	cb->compile_expr = jp_compile_expr;
+
+	provider_active = true;
+
+	/* without preloading, this is the first chance to ask for query IDs */
+	EnableQueryId();
+}
+
+/*
+ * Load llvmjit.so and bind it to jitprof's linker, on the first compilation.
+ * True if jitprof links its code.  Otherwise the server's callbacks now say
+ * what runs instead: nothing (JIT off for the session: llvmjit.so could not
+ * be loaded, or leads back into jitprof) or stock llvmjit (it could not be
+ * rebound), each after one WARNING.
+ */
+static bool
+llvmjit_ready(void)
+{
+	char	   *path;
+	const JitprofLlvmTable *llvm;
+	JitProviderInit volatile init = NULL;
+	volatile bool bound = false;
+	ErrorContextCallback errcallback;
+
+	if (likely(llvmjit_tried))
+		return llvmjit_bound;
+	llvmjit_tried = true;
+
+	path = jp_llvmjit_path(jitprof_llvmjit_library);
 	llvm = jp_llvm_load();
 
 	errcallback.callback = loading_llvmjit_context;
@@ -319,7 +358,7 @@ _PG_jit_provider_init(JitProviderCallbacks *cb)
 	errcallback.previous = error_context_stack;
 	error_context_stack = &errcallback;
 
-	in_init = true;
+	in_llvmjit_load = true;
 	PG_TRY();
 	{
 		/*
@@ -329,51 +368,40 @@ _PG_jit_provider_init(JitProviderCallbacks *cb)
 		 */
 		init = load_llvmjit(path);
 		if (init != NULL && in_this_library((const void *) init))
-			reentered = true;
+			llvmjit_reentered = true;
 		else if (init != NULL)
 		{
 			/* sets callbacks only (and may call back in here, see above) */
 			init(&llvmjit_callbacks);
-			if (!reentered && llvm != NULL)
+			if (!llvmjit_reentered && llvm != NULL)
 				bound = jp_got_patch((const void *) init, path,
 									 llvm->interposers, llvm->ninterposers);
 		}
 	}
 	PG_FINALLY();
 	{
-		in_init = false;
+		in_llvmjit_load = false;
 	}
 	PG_END_TRY();
 
 	error_context_stack = errcallback.previous;
 
 	if (init == NULL)
-	{
-		disable_jit(cb);
-		return;
-	}
-
-	if (reentered)
-	{
-		refuse_self_reference(cb, path, !in_this_library((const void *) init));
-		return;
-	}
-
-	if (!bound)
+		disable_jit(server_callbacks);
+	else if (llvmjit_reentered)
+		refuse_self_reference(server_callbacks, path,
+							  !in_this_library((const void *) init));
+	else if (!bound)
 	{
 		/* stock llvmjit, as if jitprof were not there (a WARNING was given) */
-		*cb = llvmjit_callbacks;
-		return;
+		*server_callbacks = llvmjit_callbacks;
 	}
+	else
+		llvmjit_bound = true;
 
-	cb->reset_after_error = jp_reset_after_error;
-	cb->release_context = jp_release_context;
-	cb->compile_expr = jp_compile_expr;
-
-	provider_active = true;
-
-	/* without preloading, this is the first chance to ask for query IDs */
-	EnableQueryId();
+	if (!llvmjit_bound)
+		provider_active = false;
+	return llvmjit_bound;
 }
 
 /*
@@ -439,7 +467,8 @@ watch_first_evaluation(ExprState *state)
 static void
 reset_llvmjit_after_error(void)
 {
-	llvmjit_callbacks.reset_after_error();
+	if (llvmjit_bound)
+		llvmjit_callbacks.reset_after_error();
 }
 
 static const JpTieringCompiler tiering_compiler = {
@@ -472,6 +501,14 @@ compile_now(ExprState *state, ExprStateEvalFunc *llvmjit_entry)
 	int			nfunctions;
 	int32		compiling;
 	bool		compiled;
+
+	if (unlikely(!llvmjit_ready()))
+	{
+		/* a tiered round leaves the query interpreted; else as the server */
+		if (llvmjit_entry != NULL)
+			return false;
+		return server_callbacks->compile_expr(state);
+	}
 
 	/* llvmjit creates the JIT context on the query's first expression */
 	context = (LLVMJitContext *) estate->es_jit;
@@ -524,6 +561,7 @@ compile_now(ExprState *state, ExprStateEvalFunc *llvmjit_entry)
 	return true;
 }
 
+/* only llvmjit creates JIT contexts, so llvmjit.so is loaded by now */
 static void
 jp_release_context(JitContext *context)
 {
@@ -534,5 +572,6 @@ jp_release_context(JitContext *context)
 static void
 jp_reset_after_error(void)
 {
-	llvmjit_callbacks.reset_after_error();
+	if (llvmjit_bound)
+		llvmjit_callbacks.reset_after_error();
 }

@@ -1,8 +1,9 @@
 # jitprof.so, the preloaded library, links no LLVM, libstdc++ or libelf, and
 # exports only what PostgreSQL looks up; jitprof_llvm.so exports one entry
 # point.  Preloading jitprof therefore maps no libLLVM into the postmaster,
-# the checkpointer or a backend that has not JIT-compiled; the first JIT
-# compilation maps it, and jitprof links that backend's code.
+# the checkpointer, a backend that has not JIT-compiled or a tiered one whose
+# queries never switched; the first JIT compilation maps it, and jitprof
+# links that backend's code.
 #
 # (The postmaster maps libstdc++ without jitprof: Debian's postgres links
 # ICU, which needs it.  So for libstdc++ the test checks jitprof.so's
@@ -107,7 +108,22 @@ my $maps = maps_of($pid);
 like($maps, qr{/jitprof\.so$}m, 'the backend maps jitprof.so');
 is(llvm_lines($maps), '', 'a backend that has not JIT-compiled maps no libLLVM, libelf or jitprof_llvm.so');
 
+# A tiered query that never switches compiles nothing, so it loads no LLVM
+# either (a forced switch point its 10,000 rows never reach).
 $bg->query_safe('SET jit_above_cost = 0');
+$bg->query_safe('SET jitprof.tiering = on');
+$bg->query_safe('SET jitprof.tiering_threshold = 1000000000');
+is($bg->query_safe($query), '16668333', 'the same query, tiered, never switching');
+# (at least 1: the status query itself may be tiered too)
+cmp_ok($bg->query_safe("SELECT value FROM jitprof_status WHERE name = 'tiering_queries'"), '>=', 1,
+	'... went through tiering');
+is($bg->query_safe("SELECT value FROM jitprof_status WHERE name = 'provider_active'"), 'on',
+	'... with jitprof as the JIT provider');
+is(llvm_lines(maps_of($pid)), '',
+	'a tiered backend whose queries never switched maps no libLLVM, libelf or jitprof_llvm.so');
+$bg->query_safe('RESET jitprof.tiering_threshold');
+$bg->query_safe('RESET jitprof.tiering');
+
 is($bg->query_safe($query), '16668333', 'the same query JIT-compiled');
 $maps = maps_of($pid);
 like($maps, qr{/\Q$libllvm\E$}m, "after a JIT compilation the backend maps $libllvm");
