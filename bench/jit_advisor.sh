@@ -1,11 +1,13 @@
 #!/bin/bash
-# Does the JIT advisor pay?  A mixed workload's total CPU time under five
-# JIT set-ups, side by side in one run (issue 21, item 7).
+# Does the JIT advisor pay, and does tiered JIT alone?  A mixed workload's
+# total CPU time under six JIT set-ups, side by side in one run (issue 21,
+# item 7; issue 33 for tiered).
 #
 # Two clusters on the same data:
 #
 #   stock     PostgreSQL as shipped (jit_provider = llvmjit, no preload)
 #   jitprof   jitprof preloaded, jitprof.jit_advisor = enforce after training
+#             (ALTER SYSTEM); the tiered set-up turns it off in its session
 #
 # The mix, one psql session per run (every statement top level):
 #
@@ -29,6 +31,15 @@
 #   advised   stock, the settings jitprof_jit_advice() gave after training
 #   enforce   jitprof, jitprof.jit_advisor = enforce (decided queries at their
 #             best measured level, the rest at PostgreSQL's, exploring on)
+#   tiered    jitprof, per session: jitprof.tiering = on, jitprof.jit_advisor
+#             = off, PostgreSQL's JIT settings otherwise (the configuration a
+#             user would leave on), with no history and no exploration.
+#             The advisor's store holds the training's verdicts for the
+#             bootstrap user, and tiering skips a query judged "jit loses"
+#             even with the advisor off (tiering_rule.c), so the session
+#             also does SET ROLE jitprof_fresh, a superuser role that never
+#             ran anything: the advisor's entries are per user, and it finds
+#             none.  With the advisor off it records nothing either.
 #
 # Training (once, before the rounds, on the jitprof cluster in explore
 # mode): the pays and loses queries TRAIN times at each of the five JIT
@@ -45,9 +56,17 @@
 # round: pgbench -S -M prepared for OLTP_SECONDS against each cluster, the
 # OLTP ratio with the advisor on (stock CPU per transaction / jitprof's).
 #
+# Per class (tiered, defaults, off only; after the mix in each round): each
+# class of the mix alone, in a session of its own, the three set-ups in a
+# rotating order, to see which class tiered wins or loses against which
+# set-up.  The ratio is tiered / min(defaults, off) of that class.  A class
+# run pays a connection's start-up (a few ms), and the OLTP class is about
+# 0.1 s: the 10 ms clock tick is a large part of it.
+#
 # Targets: enforce <= 0.95 x min(defaults, off); advised <= min(defaults,
-# off).  Printed: per round, and the median over rounds of each per-round
-# ratio, with its spread (min..max).
+# off); tiered <= 0.95 x min(defaults, off) (issue 33).  Printed: per round,
+# and the median over rounds of each per-round ratio, with its spread
+# (min..max).
 #
 #   bench/jit_advisor.sh [ROUNDS [LINEITEM [TRAIN [OLTP_SECONDS]]]]
 #                        default 5 rounds, 1500000 rows, 5, 8 s
@@ -117,7 +136,7 @@ for c in stock jitprof; do
 	as_pg_user "$PG_BINDIR"/pgbench -q -i -s 1 -h "$work" -p "${port[$c]}" postgres >/dev/null 2>&1
 	psql_c "$c" -f "$work/schema.sql" >/dev/null
 done
-psql_c jitprof -c 'CREATE EXTENSION jitprof' >/dev/null
+psql_c jitprof -c 'CREATE EXTENSION jitprof' -c 'CREATE ROLE jitprof_fresh SUPERUSER NOLOGIN' >/dev/null
 
 q1="SELECT l_returnflag, l_linestatus, sum(l_quantity), sum(l_extendedprice),
   sum(l_extendedprice * (1 - l_discount)), sum(l_extendedprice * (1 - l_discount) * (1 + l_tax)),
@@ -132,19 +151,19 @@ l1="SELECT k % 10 AS b, sum(v * 1.5 + k), avg(v - k), max(v * k), min(v / (k + 1
 l2="SELECT p.note, count(*), sum(p.amount * e.v + p.id), max(p.amount - e.v)
   FROM parts p JOIN est_rows() e ON p.id = e.k WHERE p.amount * 2 > e.v GROUP BY p.note ORDER BY 1;"
 
-# the analytic part of the mix, then the mix itself (with the OLTP lookups)
-analytic() {
-	local i
+# the mix's three classes, then the mix itself (the three in this order)
+classes=(pays loses oltp)
+{
 	for i in 1 2; do echo "$q1"; done
 	for i in 1 2 3; do echo "$q6"; done
+} >"$work/pays.sql"
+{
 	for i in $(seq 1 15); do echo "$l1"; done
 	for i in $(seq 1 10); do echo "$l2"; done
-}
-{
-	analytic
-	awk 'BEGIN {srand(42); for (i = 0; i < 500; i++) printf "SELECT abalance FROM pgbench_accounts WHERE aid = %d;\n", 1 + int(rand() * 100000)}'
-} >"$work/mix.sql"
-chown "$PG_OS_USER" "$work/mix.sql"
+} >"$work/loses.sql"
+awk 'BEGIN {srand(42); for (i = 0; i < 500; i++) printf "SELECT abalance FROM pgbench_accounts WHERE aid = %d;\n", 1 + int(rand() * 100000)}' >"$work/oltp.sql"
+cat "$work/pays.sql" "$work/loses.sql" "$work/oltp.sql" >"$work/mix.sql"
+chown "$PG_OS_USER" "$work"/*.sql
 
 # CPU time (ms) of the cluster's reaped children so far (bench/oltp.sh)
 cluster_cpu_ms() {
@@ -160,14 +179,15 @@ wait_backends() {
 	sleep 0.2
 }
 
-# One run of the mix: the CPU ms the cluster's backend spent on it.
+# One run of the mix (or of FILE, one of its classes): the CPU ms the
+# cluster's backend spent on it.
 run_mix() {
-	local c=$1 settings=$2 before after
+	local c=$1 settings=$2 file=${3:-mix} before after
 	wait_backends "$c"
 	before=$(cluster_cpu_ms "$c")
 	{
 		printf '%s\n' "$settings"
-		cat "$work/mix.sql"
+		cat "$work/$file.sql"
 	} | psql_c "$c" >/dev/null
 	wait_backends "$c"
 	after=$(cluster_cpu_ms "$c")
@@ -226,8 +246,10 @@ setting[off]="SET jit = off;"
 setting[forced]="SET jit_above_cost = 0; SET jit_optimize_above_cost = 0; SET jit_inline_above_cost = 0;"
 setting[advised]="SET jit = $a_jit; SET jit_above_cost = $a_above; SET jit_optimize_above_cost = $a_opt; SET jit_inline_above_cost = $a_inline;"
 setting[enforce]=""
-declare -A cluster=([defaults]=stock [off]=stock [forced]=stock [advised]=stock [enforce]=jitprof)
-setups=(defaults off forced advised enforce)
+setting[tiered]="SET jitprof.jit_advisor = off; SET jitprof.tiering = on; SET ROLE jitprof_fresh;"
+declare -A cluster=([defaults]=stock [off]=stock [forced]=stock [advised]=stock [enforce]=jitprof [tiered]=jitprof)
+setups=(defaults off forced advised enforce tiered)
+class_setups=(defaults off tiered)
 
 # pgbench -S -M prepared against one cluster: CPU us per transaction
 oltp() {
@@ -241,21 +263,37 @@ oltp() {
 	awk -v d=$((after - before)) -v n="$n" 'BEGIN {printf "%.1f", d * 1000 / n}'
 }
 
-declare -A all
-ratios_enf=() ratios_adv=() ratios_forced=() ratios_oltp=()
+ratio() { awk -v a="$1" -v b="$2" 'BEGIN {printf "%.3f", a / b}'; }
+
+declare -A all class_all class_ratios
+ratios_enf=() ratios_adv=() ratios_forced=() ratios_oltp=() ratios_tiered=()
 echo
 echo "CPU ms of the mix per run (backends of the cluster), $rounds rounds"
 for r in $(seq 1 "$rounds"); do
 	declare -A ms=()
-	for k in 0 1 2 3 4; do
-		s=${setups[$(((r + k) % 5))]}
+	for k in $(seq 0 $((${#setups[@]} - 1))); do
+		s=${setups[$(((r + k) % ${#setups[@]}))]}
 		ms[$s]=$(run_mix "${cluster[$s]}" "${setting[$s]}")
 		all[$s]+="${ms[$s]} "
 	done
 	best=$((ms[defaults] < ms[off] ? ms[defaults] : ms[off]))
-	ratios_enf+=("$(awk -v a="${ms[enforce]}" -v b="$best" 'BEGIN {printf "%.3f", a / b}')")
-	ratios_adv+=("$(awk -v a="${ms[advised]}" -v b="$best" 'BEGIN {printf "%.3f", a / b}')")
-	ratios_forced+=("$(awk -v a="${ms[forced]}" -v b="$best" 'BEGIN {printf "%.3f", a / b}')")
+	ratios_enf+=("$(ratio "${ms[enforce]}" "$best")")
+	ratios_adv+=("$(ratio "${ms[advised]}" "$best")")
+	ratios_forced+=("$(ratio "${ms[forced]}" "$best")")
+	ratios_tiered+=("$(ratio "${ms[tiered]}" "$best")")
+	# each class alone, under tiered, defaults and off
+	declare -A cms=()
+	for cl in "${classes[@]}"; do
+		for k in 0 1 2; do
+			s=${class_setups[$(((r + k) % 3))]}
+			cms[$s.$cl]=$(run_mix "${cluster[$s]}" "${setting[$s]}" "$cl")
+			class_all[$s.$cl]+="${cms[$s.$cl]} "
+		done
+		cbest=$((cms[defaults.$cl] < cms[off.$cl] ? cms[defaults.$cl] : cms[off.$cl]))
+		class_ratios[min.$cl]+="$(ratio "${cms[tiered.$cl]}" "$cbest") "
+		class_ratios[off.$cl]+="$(ratio "${cms[tiered.$cl]}" "${cms[off.$cl]}") "
+		class_ratios[defaults.$cl]+="$(ratio "${cms[tiered.$cl]}" "${cms[defaults.$cl]}") "
+	done
 	if [ $((r % 2)) = 1 ]; then
 		us_stock=$(oltp stock)
 		us_jitprof=$(oltp jitprof)
@@ -264,10 +302,15 @@ for r in $(seq 1 "$rounds"); do
 		us_stock=$(oltp stock)
 	fi
 	ratios_oltp+=("$(awk -v a="$us_stock" -v b="$us_jitprof" 'BEGIN {printf "%.3f", a / b}')")
-	echo "round $r: defaults ${ms[defaults]}  off ${ms[off]}  forced ${ms[forced]}  advised ${ms[advised]}  enforce ${ms[enforce]}" \
-		" | enforce/min(defaults,off) ${ratios_enf[-1]}  advised/min ${ratios_adv[-1]}" \
+	echo "round $r: defaults ${ms[defaults]}  off ${ms[off]}  forced ${ms[forced]}  advised ${ms[advised]}  enforce ${ms[enforce]}  tiered ${ms[tiered]}" \
+		" | enforce/min(defaults,off) ${ratios_enf[-1]}  advised/min ${ratios_adv[-1]}  tiered/min ${ratios_tiered[-1]}" \
 		" | oltp us/tx stock $us_stock jitprof $us_jitprof (stock/jitprof ${ratios_oltp[-1]})"
-	unset ms
+	line="  classes alone:"
+	for cl in "${classes[@]}"; do
+		line+="  $cl defaults ${cms[defaults.$cl]} off ${cms[off.$cl]} tiered ${cms[tiered.$cl]}"
+	done
+	echo "$line"
+	unset ms cms
 done
 
 median() { sort -g | awk '{v[NR] = $1} END {print (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2}'; }
@@ -282,8 +325,31 @@ done
 echo "enforce / min(defaults, off): $(summary "${ratios_enf[@]}")   target <= 0.95"
 echo "advised / min(defaults, off): $(summary "${ratios_adv[@]}")   target <= 1"
 echo "forced  / min(defaults, off): $(summary "${ratios_forced[@]}")"
+echo "tiered  / min(defaults, off): $(summary "${ratios_tiered[@]}")   target <= 0.95"
+echo
+echo "each class alone, medians over $rounds rounds (min..max): CPU ms, then tiered / min(defaults, off), / off, / defaults"
+for cl in "${classes[@]}"; do
+	# shellcheck disable=SC2086
+	printf '%-6s defaults %s  off %s  tiered %s\n' "$cl" "$(summary ${class_all[defaults.$cl]})" \
+		"$(summary ${class_all[off.$cl]})" "$(summary ${class_all[tiered.$cl]})"
+	# shellcheck disable=SC2086
+	printf '       tiered/min %s  tiered/off %s  tiered/defaults %s\n' "$(summary ${class_ratios[min.$cl]})" \
+		"$(summary ${class_ratios[off.$cl]})" "$(summary ${class_ratios[defaults.$cl]})"
+done
 echo "OLTP with the advisor on (pgbench -S -M prepared, stock CPU per tx / jitprof's): $(summary "${ratios_oltp[@]}")"
 read -r e_explored1 e_loss1 e_enforced1 e_cpu1 < <(psql_c jitprof -F ' ' -c "SET jit = off" -c \
 	"SELECT explored, explore_loss_ms, enforced, cpu_ms FROM jitprof_advisor")
 awk -v x0="$e_explored0" -v x1="$e_explored1" -v l0="$e_loss0" -v l1="$e_loss1" -v n0="$e_enforced0" -v n1="$e_enforced1" \
 	'BEGIN {printf "enforce rounds: %d executions explored at the drift rate, losing %.0f ms; %d executions enforced at a level other than PostgreSQL'"'"'s\n", x1 - x0, l1 - l0, n1 - n0}'
+
+# What tiering did in the tiered runs (the mix's and the classes'), per
+# analytic query: from jitprof_queries, the rows of the role the tiered
+# sessions ran as.
+echo
+echo "tiered runs, per query (jitprof_queries, role jitprof_fresh): executions, tiered, switches, expressions compiled, never compiled"
+for name in q1 q6 l1 l2; do
+	qid=$(psql_c jitprof -c "SET jit = off" -c "EXPLAIN (VERBOSE) ${!name}" | sed -n 's/^Query Identifier: //p')
+	printf '%s %s\n' "$name" "$(psql_c jitprof -F ' ' -c "SET jit = off" -c \
+		"SELECT executions, tiered_executions, tiering_switches, tiering_expressions_compiled, tiering_expressions_never_compiled
+		 FROM jitprof_queries WHERE userid = 'jitprof_fresh'::regrole AND queryid = $qid")"
+done
