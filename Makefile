@@ -45,6 +45,7 @@ OBJS = \
 	src/provider/tiering.o \
 	src/hooks/hooks.o \
 	src/provider/tiering_rule.o \
+	src/provider/tiering_progress.o \
 	src/provider/tiering_plan.o \
 	src/views/hotspots.o \
 	src/views/hotspot_steps.o \

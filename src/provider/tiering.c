@@ -316,6 +316,9 @@ jp_tiering_defer(ExprState *state, const JpTieringCompiler *compiler)
 
 	state->evalfunc = tiered_eval;
 	state->evalfunc_private = te;
+
+	/* is its node above the scan that drives the query? */
+	jp_tier_progress_note(&query->rule.progress, state);
 	return true;
 }
 

@@ -4,7 +4,9 @@
  *	  Which plans tiered JIT takes, decided at ExecutorStart: with
  *	  jitprof.tiering on, a plan above tiering's floor cost is tiered even
  *	  when jit_above_cost kept PostgreSQL from compiling it, and a plan below
- *	  the floor runs as with jit = off.
+ *	  the floor runs as with jit = off.  A tiered plan may be compiled at
+ *	  every level whose threshold is not -1, whatever its cost: the rule
+ *	  chooses the level from the work the query does.
  *
  * Contract: the executor gets a copy of the PlannedStmt with other jitFlags
  * (core/plan_copy.c); the plan itself (a cached plan's
@@ -44,16 +46,33 @@ jitprof_is_provider(void)
 		(jit_provider != NULL && strcmp(jit_provider, "jitprof") == 0);
 }
 
-/* the jitFlags the planner gives a plan of this cost above jit_above_cost */
+/*
+ * The optimisation levels tiering's rule may choose among: with the rule
+ * deciding, every level whose threshold is not disabled (-1), whatever the
+ * plan's cost, as the rule chooses from the work the query does; with a
+ * forced switch point (tests), those the planner gives a plan of COST.
+ */
+static int
+level_flags(Cost cost)
+{
+	int			flags = 0;
+	bool		by_work = jitprof_tiering_threshold < 0;
+
+	if (jit_optimize_above_cost >= 0 &&
+		(by_work || cost > jit_optimize_above_cost))
+		flags |= PGJIT_OPT3;
+	if (jit_inline_above_cost >= 0 &&
+		(by_work || cost > jit_inline_above_cost))
+		flags |= PGJIT_INLINE;
+	return flags;
+}
+
+/* the jitFlags a plan of this cost gets when tiering promotes it */
 static int
 flags_for_tiering(Cost cost)
 {
-	int			flags = PGJIT_PERFORM;
+	int			flags = PGJIT_PERFORM | level_flags(cost);
 
-	if (jit_optimize_above_cost >= 0 && cost > jit_optimize_above_cost)
-		flags |= PGJIT_OPT3;
-	if (jit_inline_above_cost >= 0 && cost > jit_inline_above_cost)
-		flags |= PGJIT_INLINE;
 	if (jit_expressions)
 		flags |= PGJIT_EXPR;
 	if (jit_tuple_deforming)
@@ -109,8 +128,17 @@ jp_tiering_plan(QueryDesc *queryDesc, int eflags)
 			run_with_flags(queryDesc, flags_for_tiering(cost)))
 			plan_counters.promoted++;
 	}
-	else if (!above_floor && run_with_flags(queryDesc, PGJIT_NONE))
-		plan_counters.below_floor++;
+	else if (!above_floor)
+	{
+		if (run_with_flags(queryDesc, PGJIT_NONE))
+			plan_counters.below_floor++;
+	}
+	else if ((pstmt->jitFlags & PGJIT_EXPR) != 0 && jitprof_is_provider() &&
+			 (pstmt->jitFlags | level_flags(cost)) != pstmt->jitFlags)
+	{
+		/* a plan PostgreSQL JITs: the rule chooses its level the same way */
+		(void) run_with_flags(queryDesc, pstmt->jitFlags | level_flags(cost));
+	}
 }
 
 /*
@@ -138,7 +166,7 @@ jp_tiering_offer(QueryDesc *queryDesc, JpTieringOffer *offer)
 	if ((pstmt->jitFlags & PGJIT_PERFORM) != 0)
 	{
 		offer->available = (pstmt->jitFlags & PGJIT_EXPR) != 0;
-		offer->flags = pstmt->jitFlags;
+		offer->flags = pstmt->jitFlags | level_flags(cost);
 	}
 	else if (jit_above_cost >= 0 && jit_expressions)
 	{

@@ -6,11 +6,14 @@
  *	  optimisation level.
  *
  * Contract: in units of interpreted expression steps, a round pays when
- * the rest of the query, predicted to be as long as the work done so far
- * (rent-or-buy: plan estimates are not used), would save at least what
- * compiling costs.  The work done is the steps counted, bounded by the CPU
- * time spent.  The level is the one with the largest predicted net
- * saving that the plan's jitFlags allow.  Constants are measured by
+ * the rest of the query would save at least what compiling costs.  The rest
+ * is predicted from the progress of the scan that drives the query, when
+ * there is one that nothing can stop early (tiering_progress.c), and is
+ * otherwise as long as the work done since the last round (rent-or-buy:
+ * plan estimates are not used).  The work done is the steps counted,
+ * bounded by the CPU time spent.  The level is the one with the largest
+ * predicted net saving that the plan's jitFlags allow (tiering_plan.c
+ * allows every level whose threshold is not -1).  Constants are measured by
  * bench/tiering_calibrate.sh.  The rule and its figures: doc/tiering.md.
  *
  * Copyright (c) 2026, The jitprof Developers
@@ -197,6 +200,7 @@ jp_tier_rule_init(JpTierRule *rule, EState *estate)
 	}
 	rule->next_check = first_check();
 	rule->cpu_mark_ns = thread_cpu_ns();
+	jp_tier_progress_init(&rule->progress, estate->es_plannedstmt);
 }
 
 /* what one interpreted evaluation of STATE adds to the query's work */
@@ -233,6 +237,7 @@ bool
 jp_tier_rule_pays(JpTierRule *rule, const JpTierPending *pending,
 				  EState *estate)
 {
+	double		done;
 	double		remaining;
 	int			best = -1;
 	double		best_net = 0;
@@ -249,7 +254,9 @@ jp_tier_rule_pays(JpTierRule *rule, const JpTierPending *pending,
 		rule->next_check = rule->work + break_even(pending);
 		return false;
 	}
-	remaining = effective_work(rule);
+	done = effective_work(rule);
+	/* the rest of the query: from scan progress, else as much again */
+	remaining = jp_tier_progress_predict(&rule->progress, done);
 
 	for (int l = 0; l < NLEVELS; l++)
 	{
@@ -273,8 +280,8 @@ jp_tier_rule_pays(JpTierRule *rule, const JpTierPending *pending,
 	if (best < 0)
 	{
 		/* steps counted per step of CPU time, assumed to stay as measured */
-		double		overcount = remaining >= 1 ?
-		Max((double) rule->work / remaining, 1.0) : 2.0;
+		double		overcount = done >= 1 ?
+		Max((double) rule->work / done, 1.0) : 2.0;
 		double		next = (double) break_even(pending) * overcount;
 
 		rule->next_check = next >= (double) (PG_UINT64_MAX / 2) ?
@@ -286,10 +293,12 @@ jp_tier_rule_pays(JpTierRule *rule, const JpTierPending *pending,
 		estate->es_jit_flags = (estate->es_jit_flags & ~(PGJIT_OPT3 | PGJIT_INLINE)) |
 			level_costs[best].flags;
 	ereport(DEBUG1,
-			(errmsg_internal("jitprof tiering rule: %llu steps interpreted (%.0f by CPU time), compiling %d functions of %d steps pays at level %s",
-							 (unsigned long long) rule->work, remaining,
+			(errmsg_internal("jitprof tiering rule: %llu steps interpreted (%.0f by CPU time), %.0f predicted to remain (%s), compiling %d functions of %d steps pays at level %s",
+							 (unsigned long long) rule->work, done, remaining,
+							 jp_tier_progress_describe(&rule->progress),
 							 pending->functions, pending->steps,
 							 level_costs[best].name)));
+	jp_tier_progress_round(&rule->progress);
 	rule->work = 0;
 	rule->rounds++;
 	rule->next_check = first_check();

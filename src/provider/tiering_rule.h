@@ -18,6 +18,8 @@
 
 #include "nodes/execnodes.h"
 
+#include "provider/tiering_progress.h"
+
 /* one query's state of the rule, in tiering.c's per-query struct */
 typedef struct JpTierRule
 {
@@ -28,6 +30,7 @@ typedef struct JpTierRule
 	uint64		next_check;		/* look at the rule when work passes it */
 	int			rounds;			/* rounds the rule decided */
 	int64		cpu_mark_ns;	/* the backend's CPU time when work was 0 */
+	JpTierProgress progress;	/* the driving scan (tiering_progress.c) */
 } JpTierRule;
 
 /* what a round would compile: the expressions that have run */
