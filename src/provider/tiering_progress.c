@@ -15,9 +15,10 @@
  * expression tiering deferred (PlanState has no parent pointer, and the
  * EState no root), at the rule's first check.  Only the scan descriptor's
  * position is read; nothing is written.  A prediction is made only from a
- * mark taken when the scan had begun and at least 1% of its blocks since:
- * the work done before the scan began (a hash join's build, an initPlan)
- * is not the scan's.  doc/tiering.md, "The rule".
+ * mark taken when the scan had passed its first block (or at the query's
+ * start, when nothing runs before the scan), and at least 1% of its blocks
+ * since: the work done before the scan began (a hash join's build, an
+ * initPlan) is not the scan's.  doc/tiering.md, "The rule".
  *
  * Copyright (c) 2026, The jitprof Developers
  * Distributed under the PostgreSQL License (the file LICENSE).
@@ -69,6 +70,7 @@ find_driving_scan(JpTierProgress *p, Plan *plan)
 					return false;
 				p->has_scan = true;
 				p->scan_node = plan->plan_node_id;
+				p->scan_first = scan_first;
 				p->mark_valid = scan_first;
 				return true;
 			case T_Agg:
@@ -211,7 +213,13 @@ jp_tier_progress_predict(JpTierProgress *p, double done)
 	p->blocks = total;
 	if (read <= 1 || !p->mark_valid)
 	{
-		p->mark_valid = true;
+		/*
+		 * Before the scan has passed its first block, work may still come
+		 * that is not the scan's (a hash join's build goes on after the outer
+		 * side's first tuple): such a mark is valid only if nothing runs
+		 * before the scan.
+		 */
+		p->mark_valid = read > 1 || p->scan_first;
 		p->mark_done = done;
 		p->mark_fraction = f;
 		return done;

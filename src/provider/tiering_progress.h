@@ -26,6 +26,7 @@
 typedef struct JpTierProgress
 {
 	bool		has_scan;		/* the plan has a driving SeqScan */
+	bool		scan_first;		/* nothing on its path runs before it */
 	int			scan_node;		/* its plan_node_id */
 	int			npath;
 	int			path[JP_TIER_PATH_MAX]; /* plan_node_ids, top to scan */
