@@ -284,6 +284,14 @@ jp_tier_rule_pays(JpTierRule *rule, const JpTierPending *pending,
 		Max((double) rule->work / done, 1.0) : 2.0;
 		double		next = (double) break_even(pending) * overcount;
 
+		/*
+		 * A scan's progress may predict less than the work done, and then the
+		 * break-even can lie behind us: look again only after as much work as
+		 * the first check, not at every evaluation.
+		 */
+		if (rule->progress.predicted)
+			next = Max(next, (double) (rule->work + first_check()));
+
 		rule->next_check = next >= (double) (PG_UINT64_MAX / 2) ?
 			PG_UINT64_MAX / 2 : Max((uint64) next, rule->work + 1);
 		return false;
