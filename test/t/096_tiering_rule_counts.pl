@@ -1,9 +1,10 @@
 # Tiering's rule (src/provider/tiering_rule.c, doc/tiering.md): a tiny query
 # never switches, a long one switches part-way, after the number of
 # interpreted steps at which the measured compile cost is paid back, and at
-# the unoptimised level; a plan below jitprof.tiering_min_cost is not counted
-# at all.  Every assertion is on counts (steps, rounds, objects linked), none
-# on time.
+# the unoptimised level; steps are weighted by kind, so that an expression of
+# cheap steps weighs less than an int4pl expression of as many steps; a plan
+# below jitprof.tiering_min_cost is not counted at all.  Every assertion is
+# on counts (steps, weights, rounds, objects linked), none on time.
 use strict;
 use warnings;
 
@@ -49,9 +50,10 @@ my ($big_off) = session(['jit = off'], "SELECT count(*) FROM big WHERE $qual");
 my ($big, $big_err) = session(\@rule, "SELECT count(*) FROM big WHERE $qual", $linked);
 note($big_err);
 is($big->[0], $big_off->[0], 'long query: the interpreter\'s result');
-my @switches = ($big_err =~ /jitprof tiering rule: (\d+) steps interpreted \(\d+ by CPU time\), compiling (\d+) functions of (\d+) steps pays at level (\S+)/g);
-is(scalar(@switches), 4, 'long query: the rule switched once');
-my ($steps, $functions, $nsteps, $level) = @switches;
+my $rule_line = qr/jitprof tiering rule: (\d+) steps interpreted, weighing (\d+) \((\d+) by CPU time\), gain (\d+), compiling (\d+) functions of (\d+) steps weighing (\d+) pays at level (\S+)/;
+my @switches = ($big_err =~ /$rule_line/g);
+is(scalar(@switches), 8, 'long query: the rule switched once');
+my ($steps, $weighing, $bycpu, $gain, $functions, $nsteps, $nweighing, $level) = @switches;
 # 87 steps on PostgreSQL 15; other versions may count a step or two more
 cmp_ok($nsteps, '>=', 85, "the round compiles the qual and the transition ($nsteps steps)");
 cmp_ok($nsteps, '<=', 95, 'and nothing more');
@@ -62,21 +64,35 @@ cmp_ok($nsteps, '<=', 95, 'and nothing more');
 cmp_ok($steps, '>', 2_000_000, "long query: not switched early ($steps steps)");
 cmp_ok($steps, '<', 60_000_000, 'long query: switched well before the end');
 is($level, 'jit', 'at the switch, the unoptimised level is predicted to pay best');
+# the weights are relative to the average step of an int4pl expression, so
+# this one weighs about its step count (a column fetch and a call per term;
+# the deform and last steps count as calls)
+my $add_ratio = $nweighing / $nsteps;
+cmp_ok($add_ratio, '>', 0.8, "int4pl steps weigh about one each ($nweighing for $nsteps steps)");
+cmp_ok($add_ratio, '<', 1.25, 'and not more');
 like($big_err, qr/jitprof tiering: round 1 after \d+ evaluations compiled 2 expressions/,
 	'the round compiled the two expressions that ran');
 cmp_ok($big->[1], '>', 0, 'long query: an object linked');
 
-# cheap steps: a NULL test costs a fraction of the int4pl call the
-# interpreter's speed was measured on, so the steps overstate the work, and
-# the rule counts no more than the CPU time since the query started would
-# hold at that speed (measured on this host: 5.7 million against 10.2
-# million steps, 0.56; the bound leaves room for a machine 40% slower)
+# cheap steps: a column fetch, a NULL test and a qual step cost a fraction
+# of an int4pl expression's average step, which the interpreter's speed was
+# measured on, so the rule weighs them by kind; and it counts no more than
+# the CPU time since the query started would hold at that speed
 my $cheap = join(' AND ', ('a IS NOT NULL') x 40);
 my ($cheap_out, $cheap_err) = session(\@rule, "SELECT count(*) FROM big WHERE $cheap");
 is($cheap_out->[0], '1000000', 'cheap steps: the interpreter\'s result');
-my ($csteps, $ccpu) = $cheap_err =~ /jitprof tiering rule: (\d+) steps interpreted \((\d+) by CPU time\)/;
+my ($csteps, $cweighing, $ccpu, $cgain, $cfunctions, $cnsteps, $cnweighing) = $cheap_err =~ $rule_line;
 ok(defined $csteps, 'cheap steps: the rule switched');
-cmp_ok($ccpu, '<', 0.8 * $csteps, "cheap steps: CPU time bounds the work ($ccpu of $csteps steps)");
+note("cheap steps: $csteps steps, weighing $cweighing, $ccpu by CPU time, gain $cgain; round of $cnsteps steps weighing $cnweighing");
+# fetch, NULL test and AND steps weigh a fraction of an int4pl expression's
+# (measured: bench/results/2026-12-06-step-weights.md), so that, step for
+# step, the cheap expression weighs less, in what a round would compile and
+# in the work counted
+my $cheap_ratio = $cnweighing / $cnsteps;
+cmp_ok($cheap_ratio, '<', 0.75 * $add_ratio,
+	sprintf('cheap steps weigh less than as many int4pl steps (%.2f against %.2f a step)', $cheap_ratio, $add_ratio));
+cmp_ok($cweighing, '<', 0.75 * $csteps, "cheap steps: the work counted is weighted ($cweighing for $csteps steps)");
+cmp_ok($ccpu, '<=', $cweighing, 'cheap steps: the work used is no more than the weighted count, nor than CPU time');
 cmp_ok($ccpu, '>', 2_000_000, 'cheap steps: and the switch still waits for the break-even');
 
 # the floor: the same long query, priced below jitprof.tiering_min_cost
