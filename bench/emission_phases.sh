@@ -72,11 +72,7 @@ psql_q -c "CREATE EXTENSION jitprof" -c "VACUUM ANALYZE" >/dev/null
 as_pg_user "$PG_BINDIR"/pg_ctl -D "$work/data" -w stop >/dev/null
 
 # one statement per line, as the single-user backend reads them
-perl -e 'local $/; my $t = <STDIN>;
-	for my $s (split /;\s*\n/, $t) {
-		$s =~ s/^--.*\n//mg; $s =~ s/\s+/ /g;
-		print "$s;\n" if $s =~ /\S/;
-	}' <"$TOP/test/corpus/tpch.sql" >"$work/queries.sql"
+corpus_statements | cut -f2 | sed 's/$/;/' >"$work/queries.sql"
 nq=$(wc -l <"$work/queries.sql")
 
 declare -A options=(

@@ -6,7 +6,10 @@ use strict;
 use warnings;
 
 use File::Temp qw(tempfile);
+use FindBin;
 use JSON::PP;
+use lib $FindBin::Bin;
+use Corpus;
 use List::Util qw(shuffle min max sum);
 
 my ($corpus, $rounds, $port_stock, $port_stock_b, $port_jitprof) = @ARGV;
@@ -26,19 +29,8 @@ my %setups = (
 );
 my @order = qw(stock stock_b jitprof nosinks rtdyld);
 
-my @queries;
-{
-	open my $fh, '<', "$corpus/tpch.sql" or die "$corpus/tpch.sql: $!";
-	local $/;
-	my $text = <$fh>;
-	for my $stmt (split /;\s*\n/, $text)
-	{
-		my ($label) = $stmt =~ /^-- (Q\d+[a-z-]*)/m;
-		$stmt =~ s/^--.*\n//mg;
-		next unless $label && $stmt =~ /\S/;
-		push @queries, { label => $label, sql => $stmt };
-	}
-}
+# The TPC-H-style statements of the corpus, with their "-- Qn" labels.
+my @queries = Corpus::tpch_statements("$corpus/tpch.sql");
 
 # A plan's JIT timings in ms: PostgreSQL 17 made Generation an object.
 sub jit_timing

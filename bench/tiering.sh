@@ -81,12 +81,7 @@ psql_q -f "$work/load.sql" >/dev/null
 
 # the statements: CLASS LABEL SQL, one a line
 {
-	perl -e '
-		local $/; my $t = <STDIN>;
-		for my $s (split /;\s*\n/, $t) {
-			my ($l) = $s =~ /^-- (Q\d+[a-z-]*)/m; $s =~ s/^--.*\n//mg; $s =~ s/\s+/ /g;
-			print "tpch\t$l\t$s\n" if $l && $s =~ /\S/;
-		}' <"$work/test/corpus/tpch.sql"
+	corpus_statements | sed 's/^/tpch\t/'
 	printf 'over\tparts\tSELECT sum(amount * 1.5 + note), count(*) FROM parts WHERE id IN (7, 77, 777)\n'
 	printf 'over\test_rows\tSELECT k %% 10, sum(v * 1.5 + k), avg(v - k), count(*) FROM est_rows() GROUP BY 1 ORDER BY 1\n'
 	for f in few_rows tiny_estimate; do

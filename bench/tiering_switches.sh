@@ -30,12 +30,7 @@ autovacuum = off"
 	echo "VACUUM ANALYZE;"
 } >"$work/load.sql"
 psql_q -f "$work/load.sql" >/dev/null
-perl -e '
-	local $/; my $t = <STDIN>;
-	for my $s (split /;\s*\n/, $t) {
-		my ($l) = $s =~ /^-- (Q\d+[a-z-]*)/m; $s =~ s/^--.*\n//mg; $s =~ s/\s+/ /g;
-		print "$l\t$s\n" if $l && $s =~ /\S/;
-	}' <"$work/test/corpus/tpch.sql" >"$work/statements.tsv"
+corpus_statements >"$work/statements.tsv"
 
 echo "# bench/tiering_switches.sh $scale, commit $(git -C "$TOP" rev-parse --short HEAD 2>/dev/null || echo unknown), $(date -u +%F)"
 while IFS=$'\t' read -r label sql; do

@@ -38,12 +38,7 @@ autovacuum = off"
 psql_q -c "VACUUM ANALYZE" >/dev/null
 
 # one statement per line, with its "-- Qn" label before it
-perl -e 'local $/; my $t = <STDIN>;
-	for my $s (split /;\s*\n/, $t) {
-		my ($label) = $s =~ /^-- (Q\d+[a-z-]*)/m;
-		$s =~ s/^--.*\n//mg; $s =~ s/\s+/ /g;
-		print "$label\t$s\n" if $label && $s =~ /\S/;
-	}' <"$TOP/test/corpus/tpch.sql" >"$work/queries.tsv"
+corpus_statements >"$work/queries.tsv"
 
 median() { sort -g | awk '{ a[NR] = $1 } END { print (NR % 2 ? a[(NR + 1) / 2] : (a[NR / 2] + a[NR / 2 + 1]) / 2) }'; }
 

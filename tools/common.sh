@@ -120,6 +120,14 @@ psql_q() {
 	as_pg_user "$PG_BINDIR"/psql -X -q -At -v ON_ERROR_STOP=1 -h "$work" -p "$PG_PORT" -d postgres "$@"
 }
 
+# The TPC-H-style statements of test/corpus/tpch.sql, one a line: its
+# "-- Qn" label, a tab, the statement on one line without its semicolon
+# (bench/Corpus.pm, which the Perl drivers use).
+corpus_statements() {
+	perl -I"$TOP/bench" -MCorpus -e 'print "$_->{label}\t$_->{sql}\n" for Corpus::tpch_statements($ARGV[0])' \
+		"$TOP/test/corpus/tpch.sql"
+}
+
 # The corpus's schema and data (test/corpus/schema.sql), JIT off, with
 # lineitem made SCALE times larger (its primary key dropped for the copies):
 # SQL for psql, as bench/tiering.sh and bench/tiering_thread.sh load it.
