@@ -45,10 +45,7 @@ here=$(cd "$(dirname "$0")" && pwd)
 . "$here"/../tools/common.sh
 build_and_install >/dev/null
 
-start_bench_cluster bench-tiering "shared_preload_libraries = 'jitprof'
-jit_provider = 'jitprof'
-compute_query_id = on
-max_parallel_workers_per_gather = 0
+start_bench_cluster bench-tiering "$BENCH_JITPROF_CONF
 shared_buffers = 256MB
 autovacuum = off"
 

@@ -25,10 +25,7 @@ here=$(cd "$(dirname "$0")" && pwd)
 command -v jq >/dev/null || apt-get install -y -qq jq >/dev/null
 build_and_install >/dev/null
 
-start_bench_cluster bench-tiering-thread "shared_preload_libraries = 'jitprof'
-jit_provider = 'jitprof'
-compute_query_id = on
-max_parallel_workers_per_gather = 0
+start_bench_cluster bench-tiering-thread "$BENCH_JITPROF_CONF
 shared_buffers = 256MB
 autovacuum = off"
 {

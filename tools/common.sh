@@ -105,6 +105,14 @@ stop_clusters() {
 	done
 }
 
+# The lines a benchmark cluster running jitprof starts its CONF with: jitprof
+# preloaded and the JIT provider, query IDs on, and no parallel workers
+# (with 2 cores they only add noise).
+BENCH_JITPROF_CONF="shared_preload_libraries = 'jitprof'
+jit_provider = 'jitprof'
+compute_query_id = on
+max_parallel_workers_per_gather = 0"
+
 # start_bench_cluster NAME CONF: a throwaway cluster for a benchmark, with
 # CONF added to its postgresql.conf, started; $work is its directory (the
 # socket's too), removed with the cluster on exit.  psql_q runs psql on it,
