@@ -554,7 +554,7 @@ round_pays(TieringQuery *query)
 	if (!query->rule.forced)
 		for (TieredExpr *te = query->exprs; te != NULL; te = te->next)
 			if (te->mode == TIER_INTERPRETED && te->evaluations > 0)
-				jp_tier_rule_add(&pending, te->state, &te->weight);
+				jp_tier_rule_add(&pending, &te->weight);
 	return jp_tier_rule_pays(&query->rule, &pending, query->estate);
 }
 

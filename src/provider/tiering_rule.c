@@ -11,8 +11,9 @@
  * compiling costs.  The work done is the steps counted, each weighted by
  * its kind's measured interpreted cost, and what compiled code saves on it
  * by its kind's measured saving (an expression's weights are computed once,
- * when it is set up); both are bounded by the CPU time spent.  The level is the one with the largest predicted net
- * saving that the plan's jitFlags allow.  Constants are measured by
+ * when it is set up); both are bounded by the CPU time spent.  The level is
+ * the one with the largest predicted net saving that the plan's jitFlags
+ * allow.  Constants are measured by
  * bench/tiering_calibrate.sh.  The rule and its figures: doc/tiering.md.
  *
  * Copyright (c) 2026, The jitprof Developers
@@ -305,52 +306,49 @@ jp_tier_rule_init(JpTierRule *rule, EState *estate)
 
 /*
  * What one interpreted evaluation of STATE adds to the query's work and
- * gain: its steps, weighted by kind (evaluations, when forced).  Computed
- * once, when the expression is set up; the opcodes are read through
- * ExecEvalStepOp, as the interpreter may have replaced them with addresses
- * (direct threading).
+ * gain: its steps, weighted by kind (evaluations, when forced); and the
+ * functions a round would compile for it.  Computed once, when the
+ * expression is set up; the opcodes are read through ExecEvalStepOp, as the
+ * interpreter may have replaced them with addresses (direct threading).
  */
 void
 jp_tier_rule_weigh(const JpTierRule *rule, ExprState *state,
 				   JpTierWeight *weight)
 {
 	weight->steps = state->steps_len;
+	weight->functions = 1;
 	weight->work = weight->gain = 0;
-	if (!rule->forced)
-		for (int i = 0; i < state->steps_len; i++)
-		{
-			const StepWeight *w =
-			step_weight(ExecEvalStepOp(state, &state->steps[i]));
+	for (int i = 0; i < state->steps_len; i++)
+	{
+		ExprEvalOp	op = ExecEvalStepOp(state, &state->steps[i]);
+		const StepWeight *w = step_weight(op);
 
+		/* llvmjit compiles a deform function for each of these it can */
+		if (op == EEOP_INNER_FETCHSOME || op == EEOP_OUTER_FETCHSOME ||
+			op == EEOP_SCAN_FETCHSOME)
+			weight->functions++;
+		if (!rule->forced)
+		{
 			weight->work += w->work;
 			weight->gain += w->gain;
 		}
+	}
 	weight->work = Max(weight->work, 1);
 	weight->gain = Max(weight->gain, 1);
 }
 
 /*
- * Add STATE, an expression that has run and weighs WEIGHT, to what a round
- * would compile.
+ * Add an expression that has run and weighs WEIGHT to what a round would
+ * compile.
  */
 void
-jp_tier_rule_add(JpTierPending *pending, ExprState *state,
-				 const JpTierWeight *weight)
+jp_tier_rule_add(JpTierPending *pending, const JpTierWeight *weight)
 {
 	pending->expressions++;
-	pending->functions++;
-	pending->steps += state->steps_len;
+	pending->functions += weight->functions;
+	pending->steps += weight->steps;
 	pending->weighted += weight->work;
 	pending->gain += weight->gain;
-	for (int i = 0; i < state->steps_len; i++)
-	{
-		ExprEvalOp	op = ExecEvalStepOp(state, &state->steps[i]);
-
-		/* llvmjit compiles a deform function for each of these it can */
-		if (op == EEOP_INNER_FETCHSOME || op == EEOP_OUTER_FETCHSOME ||
-			op == EEOP_SCAN_FETCHSOME)
-			pending->functions++;
-	}
 }
 
 /*

@@ -58,6 +58,7 @@ typedef struct JpTierWeight
 	uint64		work;			/* interpreted cost of its steps */
 	uint64		gain;			/* what compiled code saves on them */
 	int			steps;			/* unweighted */
+	int			functions;		/* a round compiles: 1 + its deform steps */
 } JpTierWeight;
 
 extern int	jitprof_tiering_threshold;
@@ -75,7 +76,7 @@ jp_tier_rule_below_floor(EState *estate)
 extern void jp_tier_rule_init(JpTierRule *rule, EState *estate);
 extern void jp_tier_rule_weigh(const JpTierRule *rule, ExprState *state,
 							   JpTierWeight *weight);
-extern void jp_tier_rule_add(JpTierPending *pending, ExprState *state,
+extern void jp_tier_rule_add(JpTierPending *pending,
 							 const JpTierWeight *weight);
 extern bool jp_tier_rule_pays(JpTierRule *rule, const JpTierPending *pending,
 							  EState *estate);
