@@ -172,12 +172,17 @@ flush_nodes(Oid userid, Oid dbid, int64 queryid, const JpStoreNodes *nodes)
 	key.dbid = dbid;
 	key.queryid = queryid;
 
-	/* room for every row this flush needs?  (a node is in both lists once) */
+	/*
+	 * Room for every row this flush needs?  A node in both lists counts once;
+	 * the shape is searched only for a missing row, which a query has only
+	 * until its rows exist.
+	 */
 	for (int i = 0; i < nodes->nshape; i++)
 		missing += node_row_missing(&key, nodes->shape[i].plan_node_id);
 	for (int i = 0; i < nodes->ndeltas; i++)
-		if (!in_shape(nodes, nodes->deltas[i].plan_node_id))
-			missing += node_row_missing(&key, nodes->deltas[i].plan_node_id);
+		if (node_row_missing(&key, nodes->deltas[i].plan_node_id) &&
+			!in_shape(nodes, nodes->deltas[i].plan_node_id))
+			missing++;
 	if (!room_for_node_rows(missing))
 		return false;
 
