@@ -4,7 +4,10 @@
 use strict;
 use warnings;
 
+use FindBin;
 use JSON::PP;
+use lib $FindBin::Bin;
+use Corpus;
 use List::Util qw(sum);
 
 my ($datadir, $corpus, @args) = @ARGV;
@@ -106,19 +109,7 @@ sub psql
 }
 
 # The TPC-H-style statements of the corpus, with their "-- Qn" labels.
-my @queries;
-{
-	open my $fh, '<', "$corpus/tpch.sql" or die "$corpus/tpch.sql: $!";
-	local $/;
-	my $text = <$fh>;
-	for my $stmt (split /;\s*\n/, $text)
-	{
-		my ($label) = $stmt =~ /^-- (Q\d+[a-z-]*)/m;
-		$stmt =~ s/^--.*\n//mg;
-		next unless $label && $stmt =~ /\S/;
-		push @queries, { label => $label, sql => $stmt };
-	}
-}
+my @queries = Corpus::tpch_statements("$corpus/tpch.sql");
 
 # Load the data once, JIT off.
 start($configs{$base_config}{server});

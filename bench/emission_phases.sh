@@ -39,7 +39,14 @@
 #                 work is in codegen)
 #   readback      reading the line table back at link time (linker.cpp)
 #
-#   bench/emission_phases.sh
+#   [FIRST=N] bench/emission_phases.sh
+#
+# FIRST=N runs each of the first N queries in a single-user backend of its
+# own instead, so that each is its backend's first JIT compilation (what a
+# new connection's first query pays: LLVM's and the linker's set-up,
+# jitprof's first map write); stock and jitprof only, and without the
+# kernel's side.  Each run starts a backend under valgrind: about 1 minute
+# per query and provider on a quiet machine.
 #
 # Run as root (builds and installs like tools/test.sh); JITPROF_PGTREE and
 # JITPROF_PORT select a private tree and port.  In a chroot:
@@ -65,11 +72,7 @@ psql_q -c "CREATE EXTENSION jitprof" -c "VACUUM ANALYZE" >/dev/null
 as_pg_user "$PG_BINDIR"/pg_ctl -D "$work/data" -w stop >/dev/null
 
 # one statement per line, as the single-user backend reads them
-perl -e 'local $/; my $t = <STDIN>;
-	for my $s (split /;\s*\n/, $t) {
-		$s =~ s/^--.*\n//mg; $s =~ s/\s+/ /g;
-		print "$s;\n" if $s =~ /\S/;
-	}' <"$TOP/test/corpus/tpch.sql" >"$work/queries.sql"
+corpus_statements | cut -f2 | sed 's/$/;/' >"$work/queries.sql"
 nq=$(wc -l <"$work/queries.sql")
 
 declare -A options=(
@@ -78,26 +81,54 @@ declare -A options=(
 	[steps]="-c jit_provider=jitprof -c jitprof.steps=on"
 )
 # what each single-user backend reads: JIT forced, then the queries
-workload() {
+forced() {
 	echo "SET jit_above_cost = 0; SET jit_optimize_above_cost = 0; SET jit_inline_above_cost = 0;"
+}
+workload() {
+	forced
 	cat "$work/queries.sql"
 }
-for config in llvmjit jitprof steps; do
+# callgrind_run CONFIG NAME: the workload on stdin in one single-user
+# backend, counted; its inclusive and exclusive listings in incl.NAME and
+# excl.NAME
+callgrind_run() {
 	# shellcheck disable=SC2086
-	workload | as_pg_user valgrind --tool=callgrind --toggle-collect=PostgresMain \
-		--callgrind-out-file="$work/cg.$config" "$PG_BINDIR"/postgres --single \
-		-D "$work/data" ${options[$config]} postgres >"$work/single.$config.log" 2>&1
-	if grep -q 'ERROR' "$work/single.$config.log"; then
-		cat "$work/single.$config.log" >&2
+	as_pg_user valgrind --tool=callgrind --toggle-collect=PostgresMain \
+		--callgrind-out-file="$work/cg.$2" "$PG_BINDIR"/postgres --single \
+		-D "$work/data" ${options[$1]} postgres >"$work/single.$2.log" 2>&1
+	if grep -q 'ERROR' "$work/single.$2.log"; then
+		cat "$work/single.$2.log" >&2
 		exit 1
 	fi
-	callgrind_annotate --inclusive=yes --auto=no --threshold=100 "$work/cg.$config" >"$work/incl.$config" 2>/dev/null
-	callgrind_annotate --inclusive=no --auto=no --threshold=100 "$work/cg.$config" >"$work/excl.$config" 2>/dev/null
-done
+	callgrind_annotate --inclusive=yes --auto=no --threshold=100 "$work/cg.$2" >"$work/incl.$2" 2>/dev/null
+	callgrind_annotate --inclusive=no --auto=no --threshold=100 "$work/cg.$2" >"$work/excl.$2" 2>/dev/null
+}
+first=${FIRST:-0}
+if [ "$first" -gt 0 ]; then
+	[ "$first" -lt "$nq" ] && nq=$first
+	configs=(llvmjit jitprof)
+	for config in "${configs[@]}"; do
+		for ((i = 1; i <= nq; i++)); do
+			{ forced; sed -n "${i}p" "$work/queries.sql"; } | callgrind_run "$config" "$config.$i"
+		done
+	done
+else
+	configs=(llvmjit jitprof steps)
+	for config in "${configs[@]}"; do
+		workload | callgrind_run "$config" "$config"
+	done
+fi
 
-# the largest inclusive count of the functions matching a pattern
+# the largest inclusive count of the functions matching a pattern, summed
+# over the runs of a configuration (one, or one per query with FIRST=1)
 phase() {
-	{ grep -E "$2" "$work/incl.$1" || true; } | head -n 1 | awk '{ gsub(",", "", $1); print $1 }'
+	local f sum=0 n
+	for f in "$work/incl.$1" "$work/incl.$1".*; do
+		[ -f "$f" ] || continue
+		n=$({ grep -E "$2" "$f" || true; } | head -n 1 | awk '{ gsub(",", "", $1); print $1 }')
+		sum=$((sum + ${n:-0}))
+	done
+	echo "$sum"
 }
 declare -A pattern=(
 	[total]=':PostgresMain '
@@ -114,10 +145,10 @@ declare -A pattern=(
 	[readback]='stepTables\(llvm::object::ObjectFile const'
 )
 echo "# bench/emission_phases.sh, commit $(git -C "$TOP" rev-parse --short HEAD 2>/dev/null || echo unknown), $(date -u +%F), PostgreSQL $("$PG_BINDIR"/postgres -V | awk '{ print $3 }')"
-echo "# instructions per query (callgrind, inclusive), $nq TPC-H-style queries, JIT forced with optimisation and inlining"
+echo "# instructions per query (callgrind, inclusive), $nq TPC-H-style queries, JIT forced with optimisation and inlining$([ "$first" -gt 0 ] && echo ", each the first compilation of its own backend")"
 # a ratio, where the denominator is not next to nothing
 ratio() {
-	if [ "$2" -ge 1000000 ]; then
+	if [ "$2" -ge 1000000 ] && [ "$1" != 0 ]; then
 		printf '%9.4f' "$(echo "$1 / $2" | bc -l)"
 	else
 		printf '%9s' -
@@ -141,7 +172,8 @@ perl -ne 'next unless /^\s*([\d,]+) .*?:(.*) \[\S*\/(jitprof(?:_llvm)?\.so)\]\s*
 		printf "%-60s %12.0f\n", "$_ (all)", $total{$_} / '"$nq"' for sort keys %total;
 		my @top = (sort { $f{$b} <=> $f{$a} } keys %f)[0 .. 14];
 		printf "%-60s %12.0f\n", substr($_, 0, 60), $f{$_} / '"$nq"' for grep { defined } @top;
-	}' "$work/excl.jitprof"
+	}' "$work"/excl.jitprof "$work"/excl.jitprof.* 2>/dev/null
+[ "$first" -gt 0 ] && exit 0
 
 echo
 echo "# the kernel's side, per query: system calls (strace -c) and page faults (perf stat), same runs without valgrind"

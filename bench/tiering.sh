@@ -45,10 +45,7 @@ here=$(cd "$(dirname "$0")" && pwd)
 . "$here"/../tools/common.sh
 build_and_install >/dev/null
 
-start_bench_cluster bench-tiering "shared_preload_libraries = 'jitprof'
-jit_provider = 'jitprof'
-compute_query_id = on
-max_parallel_workers_per_gather = 0
+start_bench_cluster bench-tiering "$BENCH_JITPROF_CONF
 shared_buffers = 256MB
 autovacuum = off"
 
@@ -81,12 +78,7 @@ psql_q -f "$work/load.sql" >/dev/null
 
 # the statements: CLASS LABEL SQL, one a line
 {
-	perl -e '
-		local $/; my $t = <STDIN>;
-		for my $s (split /;\s*\n/, $t) {
-			my ($l) = $s =~ /^-- (Q\d+[a-z-]*)/m; $s =~ s/^--.*\n//mg; $s =~ s/\s+/ /g;
-			print "tpch\t$l\t$s\n" if $l && $s =~ /\S/;
-		}' <"$work/test/corpus/tpch.sql"
+	corpus_statements | sed 's/^/tpch\t/'
 	printf 'over\tparts\tSELECT sum(amount * 1.5 + note), count(*) FROM parts WHERE id IN (7, 77, 777)\n'
 	printf 'over\test_rows\tSELECT k %% 10, sum(v * 1.5 + k), avg(v - k), count(*) FROM est_rows() GROUP BY 1 ORDER BY 1\n'
 	for f in few_rows tiny_estimate; do

@@ -11,7 +11,17 @@
 #  - EXPLAIN ANALYZE's JIT time (of a second run, with TIMING on) (generation + inlining + optimisation +
 #    emission) of the same scans (per step compiled), and of M scans of a
 #    one-row table under UNION ALL for two values of M (per function; the
-#    intercept is the module's own cost).
+#    intercept is the module's own cost);
+#  - the same per-step costs for other kinds of steps, each an expression
+#    that grows by one kind of steps per term (the second table, "per
+#    kind"): add (a + a + ...: a column fetch and an int4pl call per term,
+#    the kind the rule's constants are for), nulltest (a IS NOT NULL AND
+#    ...: fetch, NULL test, AND step), coalesce (coalesce(n, n, ..., a) of
+#    an all-NULL column: fetch and jump), sum (sum(c1), ..., sum(cK) over K
+#    int columns: fetch, strict check and transition call per aggregate,
+#    and deforming its column); "weight" is a kind's ns per step over
+#    add's at the same level, what src/provider/tiering_rule.c's weights
+#    come from.
 #
 # CPU time is the backend's own, read from /proc/self/schedstat (ns) before
 # and after each statement; the minimum over ROUNDS rounds is kept.  Steps
@@ -30,10 +40,7 @@ here=$(cd "$(dirname "$0")" && pwd)
 . "$here"/../tools/common.sh
 build_and_install >/dev/null
 
-start_bench_cluster bench-tiering-calibrate "shared_preload_libraries = 'jitprof'
-jit_provider = 'jitprof'
-compute_query_id = on
-max_parallel_workers_per_gather = 0
+start_bench_cluster bench-tiering-calibrate "$BENCH_JITPROF_CONF
 jit = on
 jit_above_cost = 0
 autovacuum = off"
@@ -48,6 +55,29 @@ qual() {
 	echo "$e > 0"
 }
 scan() { echo "SELECT count(*) FROM t WHERE $(qual "$1")"; }
+# one expression of K terms of one kind of steps
+kind_sql() {
+	local kind=$1 k=$2 e i
+	case $kind in
+	add) scan "$k" ;;
+	nulltest)
+		e="a IS NOT NULL"
+		for ((i = 1; i < k; i++)); do e="$e AND a IS NOT NULL"; done
+		echo "SELECT count(*) FROM t WHERE $e"
+		;;
+	coalesce)
+		e="coalesce(n"
+		for ((i = 1; i < k; i++)); do e="$e, n"; done
+		echo "SELECT count(*) FROM t WHERE $e, a) >= 0"
+		;;
+	sum)
+		e="sum(c1)"
+		for ((i = 2; i <= k; i++)); do e="$e, sum(c$i)"; done
+		echo "SELECT $e FROM w"
+		;;
+	esac
+}
+kinds="add nulltest coalesce sum"
 unions() {
 	local m=$1 q="SELECT count(*) FROM (SELECT a FROM one WHERE a > 0" i
 	for ((i = 1; i < m; i++)); do q="$q UNION ALL SELECT a FROM one WHERE a > $i"; done
@@ -55,7 +85,9 @@ unions() {
 }
 
 psql_q >/dev/null <<EOF
-CREATE TABLE t AS SELECT (g % 1000)::int AS a FROM generate_series(1, $rows) g;
+CREATE TABLE t AS SELECT (g % 1000)::int AS a, NULL::int AS n FROM generate_series(1, $rows) g;
+SELECT 'CREATE TABLE w AS SELECT ' || string_agg(format('(g %% %s)::int AS c%s', 1000 + i, i), ', ' ORDER BY i)
+  || ' FROM generate_series(1, $rows) g' FROM generate_series(1, $k2) i \\gexec
 CREATE TABLE one AS SELECT 1000 AS a;
 VACUUM ANALYZE;
 CREATE FUNCTION cpu_ns() RETURNS bigint LANGUAGE sql
@@ -82,11 +114,15 @@ EOF
 steps() {
 	psql_q -c "SET jitprof.tiering = on" -c "SET jitprof.tiering_min_cost = 0" \
 		-c "SET jit_optimize_above_cost = -1" -c "SET jit_inline_above_cost = -1" \
-		-c "SET client_min_messages = debug1" -c "$(scan "$1")" 2>&1 >/dev/null |
+		-c "SET client_min_messages = debug1" -c "$1" 2>&1 >/dev/null |
 		sed -n 's/.*functions of \([0-9]*\) steps.*/\1/p' | head -1
 }
-s1=$(steps $k1)
-s2=$(steps $k2)
+s1=$(steps "$(scan $k1)")
+s2=$(steps "$(scan $k2)")
+declare -A ksteps
+for kind in $kinds; do
+	ksteps[$kind]="$(steps "$(kind_sql $kind $k1)") $(steps "$(kind_sql $kind $k2)")"
+done
 
 declare -A cfg
 cfg[off]="SET jit = off;"
@@ -104,6 +140,13 @@ cfg[all]="SET jit_optimize_above_cost = 0; SET jit_inline_above_cost = 0;"
 				[ "$c" = off ] && [ "${q:0:1}" = m ] && continue
 				echo "RESET ALL; ${cfg[$c]}"
 				echo "INSERT INTO m SELECT '$c', '$q', * FROM measure(\$q\$$sql\$q\$);"
+			done
+			for kind in $kinds; do
+				[ "$kind" = add ] && continue
+				for k in $k1 $k2; do
+					echo "RESET ALL; ${cfg[$c]}"
+					echo "INSERT INTO m SELECT '$c', '$kind$k', * FROM measure(\$q\$$(kind_sql $kind $k)\$q\$);"
+				done
 			done
 		done
 	done
@@ -129,3 +172,30 @@ SELECT k.cfg AS level, round(k.ns_per_step_run::numeric, 2) AS run_ns_per_step,
        round(f.module_ns::numeric) AS module_ns
 FROM k LEFT JOIN f USING (cfg) ORDER BY k.cfg;
 EOF
+
+# per kind of step: the same differences, one kind at a time
+echo "# per kind: steps per row at K=$k1 -> K=$k2; ns per step added, run and compile; weight: ns per step run over add's at the level"
+{
+	echo "\\pset tuples_only off"
+	echo "SET jit = off;"
+	echo "CREATE TEMP TABLE ks (kind text, q1 text, q2 text, s1 int, s2 int);"
+	for kind in $kinds; do
+		read -r a b <<<"${ksteps[$kind]}"
+		q=$kind
+		[ "$kind" = add ] && q=k
+		echo "INSERT INTO ks VALUES ('$kind', '$q$k1', '$q$k2', $a, $b);"
+	done
+	cat <<EOF
+WITH b AS (SELECT cfg, q, min(cpu) AS cpu, min(jit_ms) AS jit_ms FROM m GROUP BY cfg, q),
+r AS (SELECT ks.kind, ks.s1, ks.s2, x.cfg,
+        ((y.cpu - y.jit_ms * 1e6) - (x.cpu - x.jit_ms * 1e6)) / ($rows::float8 * (ks.s2 - ks.s1)) AS run_ns,
+        (y.jit_ms - x.jit_ms) * 1e6 / (ks.s2 - ks.s1) AS compile_ns
+      FROM ks JOIN b x ON x.q = ks.q1 JOIN b y ON y.q = ks.q2 AND y.cfg = x.cfg)
+SELECT r.kind, r.s1 || '->' || r.s2 AS steps, r.cfg AS level,
+       round(r.run_ns::numeric, 2) AS run_ns_per_step,
+       round(r.compile_ns::numeric) AS compile_ns_per_step,
+       round((r.run_ns / a.run_ns)::numeric, 3) AS weight
+FROM r JOIN r a ON a.kind = 'add' AND a.cfg = r.cfg
+ORDER BY r.kind, r.cfg;
+EOF
+} | psql_q -P footer=off -F ' '

@@ -25,10 +25,7 @@ here=$(cd "$(dirname "$0")" && pwd)
 command -v jq >/dev/null || apt-get install -y -qq jq >/dev/null
 build_and_install >/dev/null
 
-start_bench_cluster bench-tiering-thread "shared_preload_libraries = 'jitprof'
-jit_provider = 'jitprof'
-compute_query_id = on
-max_parallel_workers_per_gather = 0
+start_bench_cluster bench-tiering-thread "$BENCH_JITPROF_CONF
 shared_buffers = 256MB
 autovacuum = off"
 {
@@ -38,12 +35,7 @@ autovacuum = off"
 psql_q -c "VACUUM ANALYZE" >/dev/null
 
 # one statement per line, with its "-- Qn" label before it
-perl -e 'local $/; my $t = <STDIN>;
-	for my $s (split /;\s*\n/, $t) {
-		my ($label) = $s =~ /^-- (Q\d+[a-z-]*)/m;
-		$s =~ s/^--.*\n//mg; $s =~ s/\s+/ /g;
-		print "$label\t$s\n" if $label && $s =~ /\S/;
-	}' <"$TOP/test/corpus/tpch.sql" >"$work/queries.tsv"
+corpus_statements >"$work/queries.tsv"
 
 median() { sort -g | awk '{ a[NR] = $1 } END { print (NR % 2 ? a[(NR + 1) / 2] : (a[NR / 2] + a[NR / 2 + 1]) / 2) }'; }
 

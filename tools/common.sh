@@ -105,6 +105,14 @@ stop_clusters() {
 	done
 }
 
+# The lines a benchmark cluster running jitprof starts its CONF with: jitprof
+# preloaded and the JIT provider, query IDs on, and no parallel workers
+# (with 2 cores they only add noise).
+BENCH_JITPROF_CONF="shared_preload_libraries = 'jitprof'
+jit_provider = 'jitprof'
+compute_query_id = on
+max_parallel_workers_per_gather = 0"
+
 # start_bench_cluster NAME CONF: a throwaway cluster for a benchmark, with
 # CONF added to its postgresql.conf, started; $work is its directory (the
 # socket's too), removed with the cluster on exit.  psql_q runs psql on it,
@@ -118,6 +126,14 @@ start_bench_cluster() {
 
 psql_q() {
 	as_pg_user "$PG_BINDIR"/psql -X -q -At -v ON_ERROR_STOP=1 -h "$work" -p "$PG_PORT" -d postgres "$@"
+}
+
+# The TPC-H-style statements of test/corpus/tpch.sql, one a line: its
+# "-- Qn" label, a tab, the statement on one line without its semicolon
+# (bench/Corpus.pm, which the Perl drivers use).
+corpus_statements() {
+	perl -I"$TOP/bench" -MCorpus -e 'print "$_->{label}\t$_->{sql}\n" for Corpus::tpch_statements($ARGV[0])' \
+		"$TOP/test/corpus/tpch.sql"
 }
 
 # The corpus's schema and data (test/corpus/schema.sql), JIT off, with

@@ -76,7 +76,7 @@ typedef struct TieredExpr
 	int64		budget;			/* calls tiered_eval may still count alone */
 	int64		granted;		/* the budget as last accounted */
 	uint64		evaluations;	/* interpreted, since the last round */
-	uint64		weight;			/* work of one evaluation (tiering_rule.c) */
+	JpTierWeight weight;		/* one evaluation's work (tiering_rule.c) */
 	int			round;			/* the round that compiled it */
 	uint64		round_evaluations;	/* the query's, at that round */
 	bool		first_of_node;	/* its node's first in that round */
@@ -307,7 +307,7 @@ jp_tiering_defer(ExprState *state, const JpTieringCompiler *compiler)
 	te->query = query;
 	te->state = state;
 	te->mode = TIER_INTERPRETED;
-	te->weight = jp_tier_rule_weight(&query->rule, state);
+	jp_tier_rule_weigh(&query->rule, state, &te->weight);
 	te->interp_func = (ExprStateEvalFunc) state->evalfunc_private;
 	te->interp_private = state->evalfunc_private;
 	*query->exprs_tail = te;
@@ -557,7 +557,7 @@ round_pays(TieringQuery *query)
 	if (!query->rule.forced)
 		for (TieredExpr *te = query->exprs; te != NULL; te = te->next)
 			if (te->mode == TIER_INTERPRETED && te->evaluations > 0)
-				jp_tier_rule_add(&pending, te->state);
+				jp_tier_rule_add(&pending, &te->weight);
 	return jp_tier_rule_pays(&query->rule, &pending, query->estate);
 }
 
@@ -669,7 +669,7 @@ account(TieringQuery *query)
 		te->granted = Max(te->budget, 0);
 		te->evaluations += used;
 		query->evaluations += used;
-		query->rule.work += used * te->weight;
+		jp_tier_rule_count(&query->rule, used, &te->weight);
 	}
 }
 
@@ -699,7 +699,8 @@ grant(TieringQuery *query)
 			te->budget = te->granted = PG_INT64_MAX / 2;
 		else if (te->mode == TIER_INTERPRETED)
 		{
-			uint64		share = left / ((uint64) query->nexprs * Max(te->weight, 1));
+			uint64		share = left / ((uint64) query->nexprs *
+										Max(te->weight.work, 1));
 
 			te->budget = te->granted = (int64) Min(share, (uint64) PG_INT64_MAX / 2);
 		}
@@ -722,7 +723,7 @@ tiered_eval_slow(ExprState *state, ExprContext *econtext, bool *isNull)
 		account(query);
 		te->evaluations++;
 		query->evaluations++;
-		query->rule.work += te->weight;
+		jp_tier_rule_count(&query->rule, 1, &te->weight);
 		if (query->rule.work > query->rule.next_check && round_pays(query))
 			compile_round(query);
 	}

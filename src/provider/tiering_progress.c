@@ -7,18 +7,19 @@
  *	  instead of "as much again as since the last round".
  *
  * Contract: the driving scan is found once per query, from the plan's top
- * (es_plannedstmt->planTree), through nodes that read all of their input;
- * any other node, a parallel-aware one, a path without a node that reads
- * all its input before its first row (a plain or hashed Agg, a Sort, a
- * ModifyTable), or a leaf other than a SeqScan leaves the query to the
- * rule's own prediction.  Its executor node is found below the node of an
- * expression tiering deferred (PlanState has no parent pointer, and the
- * EState no root), at the rule's first check.  Only the scan descriptor's
- * position is read; nothing is written.  A prediction is made only from a
- * mark taken when the scan had passed its first block (or at the query's
- * start, when nothing runs before the scan), and at least 1% of its blocks
- * since: the work done before the scan began (a hash join's build, an
- * initPlan) is not the scan's.  doc/tiering.md, "The rule".
+ * (es_plannedstmt->planTree), through nodes that read all of their input.
+ * Any other node, a parallel-aware one, a leaf other than a SeqScan, or a
+ * path with no node that reads all of its input before its first row (a
+ * plain or hashed Agg, a Sort, a ModifyTable) between its lowest LIMIT and
+ * the scan leaves the query to the rule's own prediction.  The scan's
+ * executor node is found below the node of an expression tiering deferred
+ * (PlanState has no parent pointer, and the EState no root), at the rule's
+ * first check.  Only the scan descriptor's position is read; nothing is
+ * written.  A prediction is made only from a mark taken when the scan had
+ * passed its first block (or at the query's start, when nothing runs
+ * before the scan), and at least 1% of its blocks since: the work done
+ * before the scan began (a hash join's build, an initPlan) is not the
+ * scan's.  doc/tiering.md, "Scan progress".
  *
  * Copyright (c) 2026, The jitprof Developers
  * Distributed under the PostgreSQL License (the file LICENSE).
@@ -91,6 +92,15 @@ find_driving_scan(JpTierProgress *p, Plan *plan)
 			case T_Unique:
 			case T_Result:
 				break;
+			case T_Limit:
+
+				/*
+				 * It may stop its input early: only a node below it that
+				 * reads all of its own input first makes the scan's
+				 * progress a prediction again (a Sort under a LIMIT).
+				 */
+				reads_all = false;
+				break;
 			case T_WindowAgg:
 				/* a run condition may stop it before its input's end */
 				if (((WindowAgg *) plan)->runCondition != NIL)
@@ -100,7 +110,7 @@ find_driving_scan(JpTierProgress *p, Plan *plan)
 				next = ((SubqueryScan *) plan)->subplan;
 				break;
 			default:
-				/* Limit, Merge Join, Append, Gather, and all the rest */
+				/* Merge Join, Append, Gather, and all the rest */
 				return false;
 		}
 		plan = next;
@@ -237,6 +247,13 @@ jp_tier_progress_round(JpTierProgress *p)
 	p->mark_valid = p->fraction >= 0;
 	p->mark_done = 0;
 	p->mark_fraction = Max(p->fraction, 0);
+}
+
+/* Whether the last prediction read the driving scan's position. */
+bool
+jp_tier_progress_tracking(const JpTierProgress *p)
+{
+	return p->fraction >= 0;
 }
 
 /* For the rule's DEBUG1 line: where the last prediction came from. */

@@ -45,6 +45,7 @@ extern void jp_tier_progress_init(JpTierProgress *p, PlannedStmt *pstmt);
 extern void jp_tier_progress_note(JpTierProgress *p, ExprState *state);
 extern double jp_tier_progress_predict(JpTierProgress *p, double done);
 extern void jp_tier_progress_round(JpTierProgress *p);
+extern bool jp_tier_progress_tracking(const JpTierProgress *p);
 extern const char *jp_tier_progress_describe(const JpTierProgress *p);
 
 #endif							/* JITPROF_TIERING_PROGRESS_H */

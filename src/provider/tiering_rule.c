@@ -9,11 +9,13 @@
  * the rest of the query would save at least what compiling costs.  The rest
  * is predicted from the progress of the scan that drives the query, when
  * there is one that nothing can stop early (tiering_progress.c), and is
- * otherwise as long as the work done since the last round (rent-or-buy:
- * plan estimates are not used).  The work done is the steps counted,
- * bounded by the CPU time spent.  The level is the one with the largest
- * predicted net saving that the plan's jitFlags allow (tiering_plan.c
- * allows every level whose threshold is not -1).  Constants are measured by
+ * otherwise as much as the work done since the last round (rent-or-buy:
+ * plan estimates are not used).  The work done is the steps counted, each
+ * weighted by its kind's measured interpreted cost, and what compiled code
+ * saves on it by its kind's measured saving (an expression's weights are
+ * computed once, when it is set up); both are bounded by the CPU time
+ * spent.  The level is the one with the largest predicted net saving that
+ * the plan's jitFlags allow (tiering_plan.c).  Constants are measured by
  * bench/tiering_calibrate.sh.  The rule and its figures: doc/tiering.md.
  *
  * Copyright (c) 2026, The jitprof Developers
@@ -35,6 +37,7 @@
 #include "utils/guc.h"
 
 #include "advisor/advisor.h"
+#include "core/core.h"
 #include "provider/tiering_rule.h"
 
 /* GUCs */
@@ -71,6 +74,39 @@ static const TierLevelCost level_costs[] = {
 
 #define NLEVELS lengthof(level_costs)
 
+/*
+ * One step of a kind, over the average step of an int4pl expression
+ * (JP_TIER_WEIGHT_ONE): what it costs the interpreter (work), and what the
+ * unoptimised compiled code saves on it (gain), from
+ * bench/tiering_calibrate.sh's "per kind" table, two runs on the loaded
+ * host (bench/results/2026-12-06-step-weights.md, doc/tiering.md):
+ *
+ * - fetch: column fetches and assignments, constants, parameters, jumps
+ *   (coalesce's terms: 0.33 to 0.36 of an int4pl step interpreted); the
+ *   compiled code saves about as much on one as on an int4pl step;
+ * - test: NULL tests, qual, boolean and strict-input checks (the NULL
+ *   tests' terms: 0.39 to 0.41); unoptimised, llvmjit's code for them ran
+ *   slower than the interpreter in both runs, so they save nothing;
+ * - call: a function call through fmgr, what is left of an int4pl term
+ *   (a fetch and a call) after its fetch;
+ * - trans: an aggregate's transition (sum's terms, a fetch and a
+ *   transition: 1.58 to 1.65 a step), whose compiled code ran no faster.
+ *
+ * A kind not measured (deforming, SubPlans, row and array steps, the last
+ * step) counts as one step, work and gain, as every step did before.
+ */
+typedef struct StepWeight
+{
+	int			work;
+	int			gain;
+} StepWeight;
+
+static const StepWeight weight_fetch = {24, 64};
+static const StepWeight weight_test = {28, 0};
+static const StepWeight weight_call = {104, 64};
+static const StepWeight weight_trans = {182, 0};
+static const StepWeight weight_other = {JP_TIER_WEIGHT_ONE, JP_TIER_WEIGHT_ONE};
+
 void
 jp_tier_rule_define_gucs(void)
 {
@@ -97,6 +133,71 @@ jp_tier_rule_define_gucs(void)
 							 NULL, NULL, NULL);
 }
 
+static const StepWeight *
+step_weight(ExprEvalOp op)
+{
+	switch (op)
+	{
+		case EEOP_INNER_VAR:
+		case EEOP_OUTER_VAR:
+		case EEOP_SCAN_VAR:
+		case EEOP_ASSIGN_INNER_VAR:
+		case EEOP_ASSIGN_OUTER_VAR:
+		case EEOP_ASSIGN_SCAN_VAR:
+		case EEOP_ASSIGN_TMP:
+		case EEOP_CONST:
+		case EEOP_PARAM_EXEC:
+		case EEOP_PARAM_EXTERN:
+		case EEOP_CASE_TESTVAL:
+		case EEOP_JUMP:
+		case EEOP_JUMP_IF_NULL:
+		case EEOP_JUMP_IF_NOT_NULL:
+		case EEOP_JUMP_IF_NOT_TRUE:
+			return &weight_fetch;
+		case EEOP_BOOL_AND_STEP_FIRST:
+		case EEOP_BOOL_AND_STEP:
+		case EEOP_BOOL_AND_STEP_LAST:
+		case EEOP_BOOL_OR_STEP_FIRST:
+		case EEOP_BOOL_OR_STEP:
+		case EEOP_BOOL_OR_STEP_LAST:
+		case EEOP_BOOL_NOT_STEP:
+		case EEOP_QUAL:
+		case EEOP_NULLTEST_ISNULL:
+		case EEOP_NULLTEST_ISNOTNULL:
+		case EEOP_BOOLTEST_IS_TRUE:
+		case EEOP_BOOLTEST_IS_NOT_TRUE:
+		case EEOP_BOOLTEST_IS_FALSE:
+		case EEOP_BOOLTEST_IS_NOT_FALSE:
+		case EEOP_AGG_STRICT_INPUT_CHECK_ARGS:
+		case EEOP_AGG_PLAIN_PERGROUP_NULLCHECK:
+			return &weight_test;
+		case EEOP_FUNCEXPR:
+		case EEOP_FUNCEXPR_STRICT:
+		case EEOP_FUNCEXPR_FUSAGE:
+		case EEOP_FUNCEXPR_STRICT_FUSAGE:
+			return &weight_call;
+		case EEOP_AGG_PLAIN_TRANS_INIT_STRICT_BYVAL:
+		case EEOP_AGG_PLAIN_TRANS_STRICT_BYVAL:
+		case EEOP_AGG_PLAIN_TRANS_BYVAL:
+		case EEOP_AGG_PLAIN_TRANS_INIT_STRICT_BYREF:
+		case EEOP_AGG_PLAIN_TRANS_STRICT_BYREF:
+		case EEOP_AGG_PLAIN_TRANS_BYREF:
+			return &weight_trans;
+		default:
+			/* 18's strict calls of one and two arguments */
+			if (JP_EEOP_IS_STRICT_CALL_N(op))
+				return &weight_call;
+			return &weight_other;
+	}
+}
+
+/* work, in weighted units, as steps of an int4pl expression */
+static inline double
+as_steps(double work)
+{
+	return work / JP_TIER_WEIGHT_ONE;
+}
+
 static double
 compile_ns(const TierLevelCost *c, const JpTierPending *p)
 {
@@ -109,7 +210,10 @@ saving_ns_per_step(const TierLevelCost *c)
 	return INTERPRETED_NS_PER_STEP - c->run_ns_per_step;
 }
 
-/* the steps after which the cheapest level pays for PENDING */
+/*
+ * The gain (weighted, in 1/JP_TIER_WEIGHT_ONE steps) after which the
+ * cheapest level pays for PENDING
+ */
 static uint64
 break_even(const JpTierPending *p)
 {
@@ -118,13 +222,13 @@ break_even(const JpTierPending *p)
 	for (int l = 0; l < NLEVELS; l++)
 	{
 		double		s = saving_ns_per_step(&level_costs[l]);
-		double		steps;
+		double		work;
 
 		if (s <= 0)
 			continue;
-		steps = compile_ns(&level_costs[l], p) / s;
-		if (best < 0 || steps < best)
-			best = steps;
+		work = compile_ns(&level_costs[l], p) / s * JP_TIER_WEIGHT_ONE;
+		if (best < 0 || work < best)
+			best = work;
 	}
 	if (best < 0 || best >= (double) PG_UINT64_MAX / 2)
 		return PG_UINT64_MAX / 2;
@@ -135,7 +239,7 @@ break_even(const JpTierPending *p)
 static uint64
 first_check(void)
 {
-	JpTierPending one = {1, 1, 1};
+	JpTierPending one = {1, 1, 1, JP_TIER_WEIGHT_ONE, JP_TIER_WEIGHT_ONE};
 
 	return break_even(&one);
 }
@@ -156,23 +260,23 @@ thread_cpu_ns(void)
 }
 
 /*
- * The work since the last round that a round can save on: the steps
- * counted, but no more than the CPU time spent since then would hold at
- * the interpreter's measured speed.  Steps are weighted alike, and a column
- * fetch costs a fraction of the int4pl call the speed was measured on, so
- * a short query of cheap steps would otherwise look many times longer
- * than it ran; its expressions cannot have taken more than its CPU time.
+ * The share of the work counted since the last round that the CPU time
+ * spent since then can hold, at the interpreter's measured speed: 1 or
+ * less.  Weights make cheap steps count for what they cost; the bound
+ * covers what they miss (a kind not measured, a slower function): a
+ * query's expressions cannot have taken more than its CPU time.
  */
 static double
-effective_work(const JpTierRule *rule)
+cpu_share(const JpTierRule *rule)
 {
 	int64		now = thread_cpu_ns();
-	double		cpu_steps;
+	double		cpu_work;
 
-	if (now < 0 || rule->cpu_mark_ns < 0)
-		return (double) rule->work;
-	cpu_steps = (double) (now - rule->cpu_mark_ns) / INTERPRETED_NS_PER_STEP;
-	return Min((double) rule->work, Max(cpu_steps, 0.0));
+	if (now < 0 || rule->cpu_mark_ns < 0 || rule->work == 0)
+		return 1.0;
+	cpu_work = (double) (now - rule->cpu_mark_ns) / INTERPRETED_NS_PER_STEP *
+		JP_TIER_WEIGHT_ONE;
+	return Min(Max(cpu_work, 0.0) / (double) rule->work, 1.0);
 }
 
 /*
@@ -203,29 +307,51 @@ jp_tier_rule_init(JpTierRule *rule, EState *estate)
 	jp_tier_progress_init(&rule->progress, estate->es_plannedstmt);
 }
 
-/* what one interpreted evaluation of STATE adds to the query's work */
-uint64
-jp_tier_rule_weight(const JpTierRule *rule, ExprState *state)
-{
-	return rule->forced ? 1 : (uint64) Max(state->steps_len, 1);
-}
-
-/* Add STATE, an expression that has run, to what a round would compile. */
+/*
+ * What one interpreted evaluation of STATE adds to the query's work and
+ * gain: its steps, weighted by kind (evaluations, when forced); and the
+ * functions a round would compile for it.  Computed once, when the
+ * expression is set up; the opcodes are read through ExecEvalStepOp, as the
+ * interpreter may have replaced them with addresses (direct threading).
+ */
 void
-jp_tier_rule_add(JpTierPending *pending, ExprState *state)
+jp_tier_rule_weigh(const JpTierRule *rule, ExprState *state,
+				   JpTierWeight *weight)
 {
-	pending->expressions++;
-	pending->functions++;
-	pending->steps += state->steps_len;
+	weight->steps = state->steps_len;
+	weight->functions = 1;
+	weight->work = weight->gain = 0;
 	for (int i = 0; i < state->steps_len; i++)
 	{
 		ExprEvalOp	op = ExecEvalStepOp(state, &state->steps[i]);
+		const StepWeight *w = step_weight(op);
 
 		/* llvmjit compiles a deform function for each of these it can */
 		if (op == EEOP_INNER_FETCHSOME || op == EEOP_OUTER_FETCHSOME ||
 			op == EEOP_SCAN_FETCHSOME)
-			pending->functions++;
+			weight->functions++;
+		if (!rule->forced)
+		{
+			weight->work += w->work;
+			weight->gain += w->gain;
+		}
 	}
+	weight->work = Max(weight->work, 1);
+	weight->gain = Max(weight->gain, 1);
+}
+
+/*
+ * Add an expression that has run and weighs WEIGHT to what a round would
+ * compile.
+ */
+void
+jp_tier_rule_add(JpTierPending *pending, const JpTierWeight *weight)
+{
+	pending->expressions++;
+	pending->functions += weight->functions;
+	pending->steps += weight->steps;
+	pending->weighted += weight->work;
+	pending->gain += weight->gain;
 }
 
 /*
@@ -237,6 +363,7 @@ bool
 jp_tier_rule_pays(JpTierRule *rule, const JpTierPending *pending,
 				  EState *estate)
 {
+	double		share;
 	double		done;
 	double		remaining;
 	int			best = -1;
@@ -246,6 +373,8 @@ jp_tier_rule_pays(JpTierRule *rule, const JpTierPending *pending,
 	if (rule->forced)
 	{
 		rule->work = 0;
+		rule->steps = 0;
+		rule->gain = 0;
 		rule->rounds++;
 		return true;
 	}
@@ -254,8 +383,10 @@ jp_tier_rule_pays(JpTierRule *rule, const JpTierPending *pending,
 		rule->next_check = rule->work + break_even(pending);
 		return false;
 	}
-	done = effective_work(rule);
-	/* the rest of the query: from scan progress, else as much again */
+	/* the gain since the last round, no more than the CPU time holds */
+	share = cpu_share(rule);
+	done = (double) rule->gain * share;
+	/* the rest of the query's: from scan progress, else as much again */
 	remaining = jp_tier_progress_predict(&rule->progress, done);
 
 	for (int l = 0; l < NLEVELS; l++)
@@ -269,7 +400,8 @@ jp_tier_rule_pays(JpTierRule *rule, const JpTierPending *pending,
 		if (estate->es_jit != NULL &&
 			c->flags != (estate->es_jit->flags & (PGJIT_OPT3 | PGJIT_INLINE)))
 			continue;
-		net = remaining * saving_ns_per_step(c) - compile_ns(c, pending);
+		net = as_steps(remaining) * saving_ns_per_step(c) -
+			compile_ns(c, pending);
 		if (net >= 0 && (best < 0 || net > best_net))
 		{
 			best = l;
@@ -279,18 +411,23 @@ jp_tier_rule_pays(JpTierRule *rule, const JpTierPending *pending,
 
 	if (best < 0)
 	{
-		/* steps counted per step of CPU time, assumed to stay as measured */
-		double		overcount = done >= 1 ?
-		Max((double) rule->work / done, 1.0) : 2.0;
-		double		next = (double) break_even(pending) * overcount;
+		/*
+		 * The work at which the gain will pass the break-even, with work and
+		 * gain per unit of CPU time assumed to stay as measured
+		 */
+		double		per_gain = rule->gain > 0 ?
+		(double) rule->work / (double) rule->gain :
+		(double) pending->weighted / (double) Max(pending->gain, 1);
+		double		next = (double) break_even(pending) * per_gain /
+		Max(share, 0.01);
 
 		/*
-		 * A scan's progress may predict less than the work done, and then the
-		 * break-even can lie behind us: look again only after as much work as
-		 * the first check, not at every evaluation.
+		 * A scan whose progress is read predicts anew as it goes (and may
+		 * predict less than the work done, putting the break-even behind
+		 * us): look again after as much work as the first check.
 		 */
-		if (rule->progress.predicted)
-			next = Max(next, (double) (rule->work + first_check()));
+		if (jp_tier_progress_tracking(&rule->progress))
+			next = (double) (rule->work + first_check());
 
 		rule->next_check = next >= (double) (PG_UINT64_MAX / 2) ?
 			PG_UINT64_MAX / 2 : Max((uint64) next, rule->work + 1);
@@ -301,13 +438,19 @@ jp_tier_rule_pays(JpTierRule *rule, const JpTierPending *pending,
 		estate->es_jit_flags = (estate->es_jit_flags & ~(PGJIT_OPT3 | PGJIT_INLINE)) |
 			level_costs[best].flags;
 	ereport(DEBUG1,
-			(errmsg_internal("jitprof tiering rule: %llu steps interpreted (%.0f by CPU time), %.0f predicted to remain (%s), compiling %d functions of %d steps pays at level %s",
-							 (unsigned long long) rule->work, done, remaining,
+			(errmsg_internal("jitprof tiering rule: %llu steps interpreted, weighing %.0f (%.0f by CPU time), gain %.0f, %.0f predicted to remain (%s), compiling %d functions of %d steps weighing %.0f pays at level %s",
+							 (unsigned long long) rule->steps,
+							 as_steps((double) rule->work),
+							 as_steps((double) rule->work * share),
+							 as_steps(done), as_steps(remaining),
 							 jp_tier_progress_describe(&rule->progress),
 							 pending->functions, pending->steps,
+							 as_steps((double) pending->weighted),
 							 level_costs[best].name)));
 	jp_tier_progress_round(&rule->progress);
 	rule->work = 0;
+	rule->steps = 0;
+	rule->gain = 0;
 	rule->rounds++;
 	rule->next_check = first_check();
 	rule->cpu_mark_ns = thread_cpu_ns();

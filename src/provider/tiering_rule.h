@@ -25,8 +25,12 @@ typedef struct JpTierRule
 {
 	bool		forced;			/* jitprof.tiering_threshold >= 0 */
 	bool		admitted;		/* false: the query is not tiered */
-	uint64		work;			/* since the last round: steps, or evaluations
-								 * when forced */
+	uint64		work;			/* since the last round: weighted steps (in
+								 * 1/JP_TIER_WEIGHT_ONE), or evaluations when
+								 * forced */
+	uint64		steps;			/* since the last round: steps, unweighted */
+	uint64		gain;			/* since the last round: what compiled code
+								 * would have saved, weighted as work */
 	uint64		next_check;		/* look at the rule when work passes it */
 	int			rounds;			/* rounds the rule decided */
 	int64		cpu_mark_ns;	/* the backend's CPU time when work was 0 */
@@ -39,7 +43,26 @@ typedef struct JpTierPending
 	int			expressions;
 	int			functions;		/* expression and deform functions */
 	int			steps;
+	uint64		weighted;		/* their steps, weighted as work */
+	uint64		gain;			/* and as gain */
 } JpTierPending;
+
+/*
+ * Weights are fixed-point: JP_TIER_WEIGHT_ONE is the average step of an
+ * int4pl expression (a column fetch and an int4pl call per term), the kind
+ * of step the rule's constants were measured on: for work, its interpreted
+ * cost; for gain, what compiled code saves on it.
+ */
+#define JP_TIER_WEIGHT_ONE	64
+
+/* one interpreted evaluation of an expression, weighed once at set-up */
+typedef struct JpTierWeight
+{
+	uint64		work;			/* interpreted cost of its steps */
+	uint64		gain;			/* what compiled code saves on them */
+	int			steps;			/* unweighted */
+	int			functions;		/* a round compiles: 1 + its deform steps */
+} JpTierWeight;
 
 extern int	jitprof_tiering_threshold;
 extern double jitprof_tiering_min_cost;
@@ -54,9 +77,25 @@ jp_tier_rule_below_floor(EState *estate)
 }
 
 extern void jp_tier_rule_init(JpTierRule *rule, EState *estate);
-extern uint64 jp_tier_rule_weight(const JpTierRule *rule, ExprState *state);
-extern void jp_tier_rule_add(JpTierPending *pending, ExprState *state);
+extern void jp_tier_rule_weigh(const JpTierRule *rule, ExprState *state,
+							   JpTierWeight *weight);
+extern void jp_tier_rule_add(JpTierPending *pending,
+							 const JpTierWeight *weight);
 extern bool jp_tier_rule_pays(JpTierRule *rule, const JpTierPending *pending,
 							  EState *estate);
+
+/*
+ * EVALUATIONS interpreted evaluations of an expression that weighs WEIGHT:
+ * the query's work.  Called when budgets are accounted, never per
+ * evaluation.
+ */
+static inline void
+jp_tier_rule_count(JpTierRule *rule, uint64 evaluations,
+				   const JpTierWeight *weight)
+{
+	rule->work += evaluations * weight->work;
+	rule->gain += evaluations * weight->gain;
+	rule->steps += evaluations * (uint64) weight->steps;
+}
 
 #endif							/* JITPROF_TIERING_RULE_H */

@@ -127,6 +127,16 @@ node_row_missing(JpStoreNodeKey *key, int32 plan_node_id)
 	return hash_search(jp_node_hash, key, HASH_FIND, NULL) == NULL;
 }
 
+/* is plan node "plan_node_id" in the flush's shape? */
+static bool
+in_shape(const JpStoreNodes *nodes, int32 plan_node_id)
+{
+	for (int i = 0; i < nodes->nshape; i++)
+		if (nodes->shape[i].plan_node_id == plan_node_id)
+			return true;
+	return false;
+}
+
 /*
  * A flush's plan-node rows go in all together or not at all: is there room
  * for the "missing" rows it needs?  If not, they count as dropped.
@@ -162,11 +172,17 @@ flush_nodes(Oid userid, Oid dbid, int64 queryid, const JpStoreNodes *nodes)
 	key.dbid = dbid;
 	key.queryid = queryid;
 
-	/* room for every row this flush needs? */
-	for (int i = 0; i < nodes->ndeltas; i++)
-		missing += node_row_missing(&key, nodes->deltas[i].plan_node_id);
+	/*
+	 * Room for every row this flush needs?  A node in both lists counts once;
+	 * the shape is searched only for a missing row, which a query has only
+	 * until its rows exist.
+	 */
 	for (int i = 0; i < nodes->nshape; i++)
 		missing += node_row_missing(&key, nodes->shape[i].plan_node_id);
+	for (int i = 0; i < nodes->ndeltas; i++)
+		if (node_row_missing(&key, nodes->deltas[i].plan_node_id) &&
+			!in_shape(nodes, nodes->deltas[i].plan_node_id))
+			missing++;
 	if (!room_for_node_rows(missing))
 		return false;
 

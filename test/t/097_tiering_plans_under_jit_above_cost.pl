@@ -71,7 +71,7 @@ note($tier_err);
 is(join("\n", @$tier[0 .. 9]), join("\n", @$off), 'tiered: the interpreter\'s result');
 is($tier->[10], '2', 'tiered: the plan and its function\'s query count as promoted (tiering_plans_promoted)');
 cmp_ok($tier->[11], '>=', 1, 'tiered: its code switched (tiering_switches)');
-like($tier_err, qr/jitprof tiering rule: \d+ steps interpreted \(\d+ by CPU time\), \d+ predicted to remain \([^)]*\), compiling \d+ functions of \d+ steps pays at level (jit|jit\+opt|all)\n/,
+like($tier_err, qr/jitprof tiering rule: \d+ steps interpreted, weighing \d+ \(\d+ by CPU time\), gain \d+, \d+ predicted to remain \([^)]*\), compiling \d+ functions of \d+ steps weighing \d+ pays at level (jit|jit\+opt|all)\n/,
 	'tiered: the rule decided the switch, at a level it chose from the work');
 my ($tier_plan) = session(\@tiered, $explain);
 like(join("\n", @$tier_plan), qr/\nJIT:\n\s+Functions: [1-9]/,
