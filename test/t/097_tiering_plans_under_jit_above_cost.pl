@@ -15,9 +15,9 @@ use PostgreSQL::Test::Utils;
 use Test::More;
 use JitprofTest;
 
-my $rows = 1000000;
+my $rows = 3000000;
 my $node = jitprof_node('tiering_plans');
-# few_rows() is priced at 50,000 rows and returns 1,000,000: the planner
+# few_rows() is priced at 50,000 rows and returns 3,000,000: the planner
 # prices the plan under jit_above_cost's default, and it runs long.  Its own
 # query (a scan of long_t) is priced between the floor and jit_above_cost
 # too, so each execution promotes two plans.
