@@ -75,7 +75,7 @@ levels=(off jit jit+opt all)
 				echo "$sql;"
 				echo "\\o"
 				echo "SELECT cpu_ns() - :t0 AS cpu \\gset"
-				echo "SELECT jit_of('$q') AS j \\gset"
+				echo "SELECT coalesce(jit_of('$q')::text, '') AS j \\gset"
 				echo "INSERT INTO m SELECT '$l', '$label', coalesce((j->>'Functions')::int, 0),"
 				echo "  coalesce((j->'Timing'->>'Total')::float8, 0), :cpu / 1e6"
 				echo "  FROM (SELECT nullif(:'j', '')::json AS j) s;"
@@ -120,8 +120,8 @@ SELECT count(*) AS queries,
   round(sum(c_all)::numeric, 1) AS "compile all",
   round(exp(avg(ln(c_opt / c_jit)))::numeric, 2) AS "geomean opt/jit",
   round(exp(avg(ln(c_all / c_jit)))::numeric, 2) AS "geomean all/jit",
-  round(sum(c_opt)::numeric / sum(f), 2) AS "jit+opt ms/function",
-  round(sum(c_all)::numeric / sum(f), 2) AS "all ms/function",
-  round(sum(c_jit)::numeric / sum(f), 2) AS "jit ms/function"
+  round((sum(c_opt) / sum(f))::numeric, 2) AS "jit+opt ms/function",
+  round((sum(c_all) / sum(f))::numeric, 2) AS "all ms/function",
+  round((sum(c_jit) / sum(f))::numeric, 2) AS "jit ms/function"
 FROM w;
 EOF

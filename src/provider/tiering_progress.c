@@ -96,8 +96,8 @@ find_driving_scan(JpTierProgress *p, Plan *plan)
 
 				/*
 				 * It may stop its input early: only a node below it that
-				 * reads all of its own input first makes the scan's
-				 * progress a prediction again (a Sort under a LIMIT).
+				 * reads all of its own input first makes the scan's progress
+				 * a prediction again (a Sort under a LIMIT).
 				 */
 				reads_all = false;
 				break;

@@ -434,8 +434,8 @@ jp_tier_rule_pays(JpTierRule *rule, const JpTierPending *pending,
 
 		/*
 		 * A scan whose progress is read predicts anew as it goes (and may
-		 * predict less than the work done, putting the break-even behind
-		 * us): look again after as much work as the first check.
+		 * predict less than the work done, putting the break-even behind us):
+		 * look again after as much work as the first check.
 		 */
 		if (jp_tier_progress_tracking(&rule->progress))
 			next = (double) (rule->work + first_check());
