@@ -68,7 +68,7 @@ typedef struct TierLevelCost
  * queries (lineitem x 20, 2026-12-06): an optimised round costs 20 to 80 ms
  * more than int4pl's constants say (inlining numeric functions, optimising
  * wide deform functions), and unoptimised code ran no faster than the
- * interpreter there (0.97 to 1.37 of it), so the rule never picks `jit`.
+ * interpreter there (0.90 to 1.37 of it), so the rule never picks `jit`.
  */
 #define INTERPRETED_NS_PER_STEP		2.4
 
