@@ -69,8 +69,7 @@ CREATE FUNCTION tiny_estimate() RETURNS TABLE (k int, v float8)
   LANGUAGE plpgsql STABLE ROWS 10
   AS \$\$ BEGIN RETURN QUERY SELECT s.k, s.v FROM long_t s; END \$\$;
 VACUUM ANALYZE;
-CREATE FUNCTION cpu_ns() RETURNS bigint LANGUAGE sql
-  AS \$\$ SELECT split_part(pg_read_file('/proc/self/schedstat'), ' ', 1)::bigint \$\$;
+$(cpu_ns_sql)
 CREATE TABLE m (cfg text, class text, q text, cpu bigint);
 EOF
 } >"$work/load.sql"

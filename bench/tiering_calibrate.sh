@@ -90,8 +90,7 @@ SELECT 'CREATE TABLE w AS SELECT ' || string_agg(format('(g %% %s)::int AS c%s',
   || ' FROM generate_series(1, $rows) g' FROM generate_series(1, $k2) i \\gexec
 CREATE TABLE one AS SELECT 1000 AS a;
 VACUUM ANALYZE;
-CREATE FUNCTION cpu_ns() RETURNS bigint LANGUAGE sql
-  AS \$\$ SELECT split_part(pg_read_file('/proc/self/schedstat'), ' ', 1)::bigint \$\$;
+$(cpu_ns_sql)
 -- CPU ns of one execution of SQL, and its JIT ms and functions
 CREATE FUNCTION measure(sql text, OUT cpu bigint, OUT jit_ms float8, OUT functions int)
 LANGUAGE plpgsql AS \$\$

@@ -37,10 +37,9 @@ autovacuum = off"
 
 {
 	corpus_sql "$scale"
+	echo "VACUUM ANALYZE;"
+	cpu_ns_sql
 	cat <<'EOF'
-VACUUM ANALYZE;
-CREATE FUNCTION cpu_ns() RETURNS bigint LANGUAGE sql
-  AS $$ SELECT split_part(pg_read_file('/proc/self/schedstat'), ' ', 1)::bigint $$;
 CREATE FUNCTION jit_of(q text) RETURNS json LANGUAGE plpgsql AS $$
 DECLARE
   j json;

@@ -136,6 +136,16 @@ corpus_statements() {
 		"$TOP/test/corpus/tpch.sql"
 }
 
+# SQL defining cpu_ns(): the backend's own CPU time in ns, from
+# /proc/self/schedstat, which the benchmarks read before and after each
+# statement.
+cpu_ns_sql() {
+	cat <<'EOF'
+CREATE FUNCTION cpu_ns() RETURNS bigint LANGUAGE sql
+  AS $$ SELECT split_part(pg_read_file('/proc/self/schedstat'), ' ', 1)::bigint $$;
+EOF
+}
+
 # The corpus's schema and data (test/corpus/schema.sql), JIT off, with
 # lineitem made SCALE times larger (its primary key dropped for the copies):
 # SQL for psql, as bench/tiering.sh and bench/tiering_thread.sh load it.
