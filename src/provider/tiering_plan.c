@@ -133,11 +133,13 @@ jp_tiering_plan(QueryDesc *queryDesc, int eflags)
 		if (run_with_flags(queryDesc, PGJIT_NONE))
 			plan_counters.below_floor++;
 	}
-	else if ((pstmt->jitFlags & PGJIT_EXPR) != 0 && jitprof_is_provider() &&
-			 (pstmt->jitFlags | level_flags(cost)) != pstmt->jitFlags)
+	else if ((pstmt->jitFlags & PGJIT_EXPR) != 0 && jitprof_is_provider())
 	{
 		/* a plan PostgreSQL JITs: the rule chooses its level the same way */
-		(void) run_with_flags(queryDesc, pstmt->jitFlags | level_flags(cost));
+		int			flags = pstmt->jitFlags | level_flags(cost);
+
+		if (flags != pstmt->jitFlags)
+			(void) run_with_flags(queryDesc, flags);
 	}
 }
 

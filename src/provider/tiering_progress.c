@@ -69,7 +69,6 @@ find_driving_scan(JpTierProgress *p, Plan *plan)
 			case T_SeqScan:
 				if (!reads_all)
 					return false;
-				p->has_scan = true;
 				p->scan_node = plan->plan_node_id;
 				p->scan_first = scan_first;
 				p->mark_valid = scan_first;
@@ -123,8 +122,7 @@ void
 jp_tier_progress_init(JpTierProgress *p, PlannedStmt *pstmt)
 {
 	memset(p, 0, sizeof(*p));
-	if (!find_driving_scan(p, pstmt->planTree))
-		p->has_scan = false;
+	p->has_scan = find_driving_scan(p, pstmt->planTree);
 }
 
 /*

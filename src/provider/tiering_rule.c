@@ -63,17 +63,18 @@ typedef struct TierLevelCost
  * Compile costs per function and per step, and run costs per step: the
  * means over PostgreSQL 15, 17 and 18 (LLVM 14, 19, 21) of
  * bench/tiering_calibrate.sh on int4pl expressions, quiet machine; the
- * platforms differ by less than 1.5 times.  The module costs, and the `jit`
- * level's run cost, are bench/tiering_levels.sh's on the TPC-H-style
- * queries (lineitem x 20, 2026-12-06): an optimised round costs 20 to 80 ms
- * more than int4pl's constants say (inlining numeric functions, optimising
- * wide deform functions), and unoptimised code ran no faster than the
- * interpreter there (0.90 to 1.37 of it), so the rule never picks `jit`.
+ * platforms differ by less than 1.5 times.  The optimised levels' module
+ * costs, and the `jit` level's run cost, are bench/tiering_levels.sh's on
+ * the TPC-H-style queries (lineitem x 20, 2026-12-06): an optimised round
+ * costs 20 to 80 ms more than int4pl's constants say (inlining numeric
+ * functions, optimising wide deform functions), and unoptimised code ran no
+ * faster than the interpreter there (0.90 to 1.37 of it), so the rule never
+ * picks `jit`.
  */
 #define INTERPRETED_NS_PER_STEP		2.4
 
 static const TierLevelCost level_costs[] = {
-	{"jit", 0, 3000000.0, 154000.0, 28000.0, INTERPRETED_NS_PER_STEP},
+	{"jit", 0, 1060000.0, 154000.0, 28000.0, INTERPRETED_NS_PER_STEP},
 	{"jit+opt", PGJIT_OPT3, 25000000.0, 1380000.0, 253000.0, 1.2},
 	{"all", PGJIT_OPT3 | PGJIT_INLINE, 80000000.0, 1690000.0, 454000.0, 0.69},
 };
@@ -422,23 +423,29 @@ jp_tier_rule_pays(JpTierRule *rule, const JpTierPending *pending,
 
 	if (best < 0)
 	{
-		/*
-		 * The work at which the gain will pass the break-even, with work and
-		 * gain per unit of CPU time assumed to stay as measured
-		 */
-		double		per_gain = rule->gain > 0 ?
-		(double) rule->work / (double) rule->gain :
-		(double) pending->weighted / (double) Max(pending->gain, 1);
-		double		next = (double) break_even(pending) * per_gain /
-		Max(share, 0.01);
+		double		next;
 
-		/*
-		 * A scan whose progress is read predicts anew as it goes (and may
-		 * predict less than the work done, putting the break-even behind us):
-		 * look again after as much work as the first check.
-		 */
 		if (jp_tier_progress_tracking(&rule->progress))
+		{
+			/*
+			 * A scan whose progress is read predicts anew as it goes (and may
+			 * predict less than the work done, putting the break-even behind
+			 * us): look again after as much work as the first check.
+			 */
 			next = (double) (rule->work + first_check());
+		}
+		else
+		{
+			/*
+			 * The work at which the gain will pass the break-even, with work
+			 * and gain per unit of CPU time assumed to stay as measured
+			 */
+			double		per_gain = rule->gain > 0 ?
+			(double) rule->work / (double) rule->gain :
+			(double) pending->weighted / (double) Max(pending->gain, 1);
+
+			next = (double) break_even(pending) * per_gain / Max(share, 0.01);
+		}
 
 		rule->next_check = next >= (double) (PG_UINT64_MAX / 2) ?
 			PG_UINT64_MAX / 2 : Max((uint64) next, rule->work + 1);
