@@ -5,9 +5,18 @@
 #   defaults  PostgreSQL's JIT settings as shipped
 #   off       jit = off
 #   eager     jit_above_cost, jit_optimize_above_cost, jit_inline_above_cost 0
+#   enforce   PostgreSQL's JIT settings as shipped, jitprof.jit_advisor =
+#             enforce after exploring: before the rounds, every statement
+#             runs TRAIN times at each of the five JIT levels in explore
+#             mode (jitprof.debug_advisor_level), so that the advisor has
+#             decided each query in its scope; enforce runs each at its
+#             best measured level, exploring on as configured
 #   tiered    PostgreSQL's JIT settings as shipped, with jitprof.tiering =
 #             on: plans above tiering's floor start interpreted, under
-#             jit_above_cost too, and the rule decides (doc/tiering.md)
+#             jit_above_cost too, and the rule decides (doc/tiering.md).
+#             The session runs as a role the advisor has no history for
+#             (its entries are per user), so that tiering uses no verdict
+#             of the training
 #
 # Query classes:
 #   oltp      pgbench select-only and TPC-B-like, prepared, one client,
@@ -25,11 +34,14 @@
 #
 # Per statement, the backend's own CPU time (/proc/self/schedstat, ns),
 # read before and after it in the same session; the configurations
-# alternate within each round, and the median over ROUNDS is kept.  Printed:
+# alternate within each round, and the median over ROUNDS is kept.  A
+# statement of the over class (well under a millisecond) runs REPEAT times
+# (20) within one reading, and its time per execution is kept, so that one
+# clock reading's error is not a large share of it.  Printed:
 # CPU ms per query and configuration, ratios to off and to the better of
 # off and eager, geometric means per class, and pgbench tps ratios.
 #
-#   bench/tiering.sh [ROUNDS [SCALE [OLTP_SECONDS]]]
+#   [REPEAT=n] bench/tiering.sh [ROUNDS [SCALE [OLTP_SECONDS]]]
 #
 # The short form for a shared machine is bench/tiering.sh 3 1 5; the full
 # form (a quiet machine) bench/tiering.sh 15 20 60.  Run as root (builds
@@ -41,6 +53,8 @@ rounds=${1:-3}
 scale=${2:-1}
 oltp_seconds=${3:-5}
 rows_under=$((200000 * scale))
+train=5
+repeat=${REPEAT:-20}
 here=$(cd "$(dirname "$0")" && pwd)
 . "$here"/../tools/common.sh
 build_and_install >/dev/null
@@ -71,6 +85,8 @@ CREATE FUNCTION tiny_estimate() RETURNS TABLE (k int, v float8)
 VACUUM ANALYZE;
 $(cpu_ns_sql)
 CREATE TABLE m (cfg text, class text, q text, cpu bigint);
+CREATE EXTENSION jitprof;
+CREATE ROLE jitprof_fresh SUPERUSER NOLOGIN;
 EOF
 } >"$work/load.sql"
 psql_q -f "$work/load.sql" >/dev/null
@@ -89,8 +105,23 @@ declare -A cfg
 cfg[defaults]="RESET ALL;"
 cfg[off]="RESET ALL; SET jit = off;"
 cfg[eager]="RESET ALL; SET jit_above_cost = 0; SET jit_optimize_above_cost = 0; SET jit_inline_above_cost = 0;"
-cfg[tiered]="RESET ALL; SET jitprof.tiering = on;"
-configs=(defaults off eager tiered)
+cfg[enforce]="RESET ALL; SET jitprof.jit_advisor = enforce;"
+cfg[tiered]="RESET ALL; SET jitprof.tiering = on; SET ROLE jitprof_fresh;"
+configs=(defaults off eager enforce tiered)
+
+# training for enforce: explore mode, each statement TRAIN times at each
+# level (the advisor decides a query from 5 executions a level)
+{
+	echo "SET jit_above_cost = 0; SELECT count(*) FROM small_t; RESET ALL;"
+	echo "SET jitprof.jit_advisor = explore;"
+	for level in off jit jit+opt jit+inline all; do
+		echo "SET jitprof.debug_advisor_level = '$level';"
+		for ((i = 0; i < train; i++)); do
+			cut -f3 "$work/statements.tsv" | sed 's/$/;/'
+		done
+	done
+} >"$work/train.sql"
+psql_q -o /dev/null -f "$work/train.sql"
 
 {
 	# the session loads LLVM before anything is measured
@@ -100,11 +131,13 @@ configs=(defaults off eager tiered)
 			c=${configs[$(((i + r) % ${#configs[@]}))]}
 			echo "${cfg[$c]}"
 			while IFS=$'\t' read -r class label sql; do
+				n=1
+				[ "$class" = over ] && n=$repeat
 				echo "SELECT cpu_ns() AS t0 \\gset"
 				echo "\\o /dev/null"
-				echo "$sql;"
+				for ((k = 0; k < n; k++)); do echo "$sql;"; done
 				echo "\\o"
-				echo "INSERT INTO m VALUES ('$c', '$class', '$label', cpu_ns() - :t0);"
+				echo "INSERT INTO m VALUES ('$c', '$class', '$label', (cpu_ns() - :t0) / $n);"
 			done <"$work/statements.tsv"
 		done
 	done
@@ -112,18 +145,20 @@ configs=(defaults off eager tiered)
 psql_q -f "$work/run.sql" >/dev/null
 
 # oltp: pgbench select-only and TPC-B-like, prepared, JIT forced where JIT
-# is on
+# is on, the configurations' order rotating as above
 declare -A tps
 workloads=(select tpcb)
 for ((r = 0; r < rounds; r++)); do
 	for w in "${workloads[@]}"; do
 		script=-S
 		[ "$w" = tpcb ] && script=
-		for c in defaults off eager tiered; do
+		for ((i = 0; i < ${#configs[@]}; i++)); do
+			c=${configs[$(((i + r) % ${#configs[@]}))]}
 			opts="-c jit_above_cost=0"
 			case $c in
 			off) opts="-c jit=off" ;;
 			eager) opts="$opts -c jit_optimize_above_cost=0 -c jit_inline_above_cost=0" ;;
+			enforce) opts="$opts -c jitprof.jit_advisor=enforce" ;;
 			tiered) opts="$opts -c jitprof.tiering=on" ;;
 			esac
 			t=$(as_pg_user env PGOPTIONS="$opts" "$PG_BINDIR"/pgbench -n $script -M prepared -c 1 -T "$oltp_seconds" \
@@ -147,23 +182,32 @@ CREATE TEMP VIEW w AS
     max(ms) FILTER (WHERE cfg = 'defaults') AS defaults,
     max(ms) FILTER (WHERE cfg = 'off') AS off,
     max(ms) FILTER (WHERE cfg = 'eager') AS eager,
+    max(ms) FILTER (WHERE cfg = 'enforce') AS enforce,
     max(ms) FILTER (WHERE cfg = 'tiered') AS tiered
   FROM med GROUP BY class, q;
 SELECT class, q, round(defaults::numeric, 2) AS defaults, round(off::numeric, 2) AS off,
-  round(eager::numeric, 2) AS eager, round(tiered::numeric, 2) AS tiered,
+  round(eager::numeric, 2) AS eager, round(enforce::numeric, 2) AS enforce,
+  round(tiered::numeric, 2) AS tiered,
   round((tiered / off)::numeric, 3) AS "tiered/off",
   round((tiered / eager)::numeric, 3) AS "tiered/eager",
-  round((tiered / least(off, eager))::numeric, 3) AS "tiered/best"
+  round((tiered / least(off, eager))::numeric, 3) AS "tiered/best",
+  round((enforce / least(off, eager))::numeric, 3) AS "enforce/best"
 FROM w ORDER BY class, q;
 SELECT class, count(*) AS queries,
   round(exp(avg(ln(tiered / off)))::numeric, 3) AS "geomean tiered/off",
   round(exp(avg(ln(tiered / eager)))::numeric, 3) AS "geomean tiered/eager",
   round(exp(avg(ln(tiered / least(off, eager))))::numeric, 3) AS "geomean tiered/best",
   round(max(tiered / least(off, eager))::numeric, 3) AS "max tiered/best",
+  round(exp(avg(ln(enforce / least(off, eager))))::numeric, 3) AS "geomean enforce/best",
   round(sum(tiered)::numeric, 1) AS "tiered ms",
   round(sum(off)::numeric, 1) AS "off ms", round(sum(eager)::numeric, 1) AS "eager ms",
+  round(sum(enforce)::numeric, 1) AS "enforce ms",
   round(sum(defaults)::numeric, 1) AS "defaults ms"
 FROM w GROUP BY class ORDER BY class;
+\echo # the advisor after the rounds, for the training user: verdicts and enforced levels
+SELECT verdict, best_level, enforced_level, count(*) AS queries
+FROM jitprof_jit_payoff WHERE userid = 'postgres'::regrole GROUP BY 1, 2, 3 ORDER BY 1, 2, 3;
+SELECT explored, enforced FROM jitprof_advisor;
 EOF
 median() { tr ' ' '\n' | grep . | sort -g | awk '{a[NR]=$1} END {print (NR%2 ? a[(NR+1)/2] : (a[NR/2]+a[NR/2+1])/2)}'; }
 for w in "${workloads[@]}"; do
@@ -171,7 +215,7 @@ for w in "${workloads[@]}"; do
 	[ "$w" = tpcb ] && label="(TPC-B-like)"
 	echo "# oltp $w: pgbench $label -M prepared -c 1 -T $oltp_seconds, JIT forced (jit_above_cost = 0) except off; median tps"
 	off_tps=$(echo "${tps[$w/off]}" | median)
-	for c in defaults off eager tiered; do
+	for c in "${configs[@]}"; do
 		m=$(echo "${tps[$w/$c]}" | median)
 		printf '%-9s tps %10.1f  ratio to off %.3f   (runs:%s)\n' "$c" "$m" "$(echo "$m / $off_tps" | bc -l)" "${tps[$w/$c]}"
 	done
