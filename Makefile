@@ -198,7 +198,7 @@ endif
 
 installcheck: export PGOPTIONS += -c jit=on -c jit_above_cost=0 \
 	-c jit_inline_above_cost=0 -c jit_optimize_above_cost=0 \
-	-c max_parallel_workers_per_gather=0
+	-c max_parallel_workers_per_gather=0 -c jitprof.tiering=off
 # sql/status.sql checks that jitprof_status reports the LLVM it was built
 # against; the TAP tests call that LLVM's llvm-config and tools.
 installcheck: export JITPROF_LLVM_VERSION := $(LLVM_VERSION)

@@ -30,12 +30,12 @@ my %configs = (
 		session => '',
 	},
 	jitlink => {
-		server => "-c shared_preload_libraries=jitprof -c jit_provider=jitprof",
+		server => "-c shared_preload_libraries=jitprof -c jit_provider=jitprof -c jitprof.tiering=off",
 		session => '-c jitprof.linker=jitlink',
 		linker => 'jitlink',
 	},
 	rtdyld => {
-		server => "-c shared_preload_libraries=jitprof -c jit_provider=jitprof",
+		server => "-c shared_preload_libraries=jitprof -c jit_provider=jitprof -c jitprof.tiering=off",
 		session => '-c jitprof.linker=rtdyld',
 		linker => 'rtdyld',
 	},
@@ -47,12 +47,12 @@ if ($steps)
 {
 	%configs = (
 		steps_off => {
-			server => "-c shared_preload_libraries=jitprof -c jit_provider=jitprof",
+			server => "-c shared_preload_libraries=jitprof -c jit_provider=jitprof -c jitprof.tiering=off",
 			session => '-c jitprof.steps=off',
 			linker => 'jitlink',
 		},
 		steps_on => {
-			server => "-c shared_preload_libraries=jitprof -c jit_provider=jitprof",
+			server => "-c shared_preload_libraries=jitprof -c jit_provider=jitprof -c jitprof.tiering=off",
 			session => '-c jitprof.steps=on',
 			linker => 'jitlink',
 		},
@@ -65,7 +65,7 @@ if ($steps)
 # (jitprof.llvm_plugins); both kinds of file go to JITDUMPDIR.
 if ($plugins)
 {
-	my $server = "-c shared_preload_libraries=jitprof -c jit_provider=jitprof";
+	my $server = "-c shared_preload_libraries=jitprof -c jit_provider=jitprof -c jitprof.tiering=off";
 	my $off = '-c jitprof.perf_map=off -c jitprof.perf_jitdump=off -c jitprof.gdb=off -c jitprof.llvm_plugins=off';
 	%configs = (
 		none => { server => $server, session => $off, linker => 'jitlink' },

@@ -63,6 +63,7 @@ build_and_install >/dev/null
 
 start_bench_cluster bench-emission-phases "shared_preload_libraries = 'jitprof'
 jit_provider = 'jitprof'
+jitprof.tiering = off
 compute_query_id = on
 max_parallel_workers_per_gather = 0
 autovacuum = off

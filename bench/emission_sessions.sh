@@ -54,7 +54,8 @@ for name in stock stock_b jitprof; do
 	if [ "$name" = jitprof ]; then
 		extra="$conf
 shared_preload_libraries = 'jitprof'
-jit_provider = 'jitprof'"
+jit_provider = 'jitprof'
+jitprof.tiering = off"
 	fi
 	init_cluster "$work/$name" "$port" "$work" "$extra"
 	as_pg_user "$PG_BINDIR"/pg_ctl -D "$work/$name" -l "$work/$name.log" -w start >/dev/null

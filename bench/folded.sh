@@ -48,6 +48,7 @@ tables=$(((target * 10 + 46) / 47))
 init_cluster "$data" "$PG_PORT" "$work" "
 shared_preload_libraries = 'jitprof'
 jit_provider = 'jitprof'
+jitprof.tiering = off
 jitprof.max_hotspots = $((target + target / 5 + 100))
 jitprof.max_plan_nodes = $((tables * 3 + 100))
 jitprof.plan_nodes = on

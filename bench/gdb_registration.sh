@@ -65,7 +65,8 @@ $extra"
 # jitprof must not be preloaded in the stock cluster: its linker would
 # replace the stock one there too.
 start_cluster jitprof "$port_jp" "shared_preload_libraries = 'jitprof'
-jit_provider = 'jitprof'"
+jit_provider = 'jitprof'
+jitprof.tiering = off"
 start_cluster stock "$port_stock" "jit_provider = 'llvmjit'"
 as_pg_user "$PG_BINDIR"/psql -X -q -h "$work" -p "$port_jp" -d postgres -c 'CREATE EXTENSION jitprof'
 

@@ -105,6 +105,7 @@ jit_provider = 'llvmjit'"
 init_cluster "$work/jitprof" "${port[jitprof]}" "$work" "$common
 shared_preload_libraries = 'jitprof'
 jit_provider = 'jitprof'
+jitprof.tiering = off
 compute_query_id = on
 jitprof.advisor_max_queries = 1000"
 

@@ -41,6 +41,7 @@ trap cleanup EXIT
 
 init_cluster "$work/data" "$PG_PORT" "$work" "shared_preload_libraries = 'jitprof'
 jit_provider = 'jitprof'
+jitprof.tiering = off
 jit_above_cost = 0
 jit_inline_above_cost = 0
 jit_optimize_above_cost = 0

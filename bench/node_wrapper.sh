@@ -22,6 +22,7 @@ trap 'stop_clusters; rm -rf "$work"' EXIT
 init_cluster "$work/data" "$PG_PORT" "$work" "
 shared_preload_libraries = 'jitprof'
 jit_provider = 'jitprof'
+jitprof.tiering = off
 jit = on
 jit_above_cost = 0
 jit_inline_above_cost = 0

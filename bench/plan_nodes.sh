@@ -23,6 +23,7 @@ trap 'stop_clusters; rm -rf "$work"' EXIT
 init_cluster "$work/data" "$PG_PORT" "$work" "
 shared_preload_libraries = 'jitprof'
 jit_provider = 'jitprof'
+jitprof.tiering = off
 compute_query_id = on
 max_parallel_workers_per_gather = 0
 shared_buffers = 512MB

@@ -45,6 +45,7 @@ trap cleanup EXIT
 init_cluster "$data" "$PG_PORT" "$work" "
 shared_preload_libraries = 'jitprof'
 jit_provider = 'jitprof'
+jitprof.tiering = off
 jitprof.save = off
 jit = on
 jit_above_cost = 0

@@ -59,7 +59,7 @@ psql_() {
 	as_pg_user "$PG_BINDIR"/psql -X -q -v ON_ERROR_STOP=1 -h "$work" -p "$port" -d postgres "$@"
 }
 
-jitprof_opts="-c shared_preload_libraries=jitprof -c jit_provider=jitprof"
+jitprof_opts="-c shared_preload_libraries=jitprof -c jit_provider=jitprof -c jitprof.tiering=off"
 stock_opts="-c jit_provider=llvmjit"
 
 start "$jitprof_opts"

@@ -48,6 +48,7 @@ listen_addresses = ''
 unix_socket_directories = '$work'
 shared_preload_libraries = 'jitprof'
 jit_provider = 'jitprof'
+jitprof.tiering = off
 jitprof.max_hotspots = 5000
 jit = on
 jit_above_cost = 0

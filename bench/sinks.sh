@@ -73,6 +73,7 @@ mkdir -p "$work/dumps-jitprof" "$work/dumps-stock"
 chown "$PG_OS_USER" "$work/dumps-jitprof" "$work/dumps-stock"
 start_cluster jitprof "$port_jp" "shared_preload_libraries = 'jitprof'
 jit_provider = 'jitprof'
+jitprof.tiering = off
 jitprof.jitdump_dir = '$work/dumps-jitprof'"
 start_cluster stock "$port_stock" "jit_provider = 'llvmjit'"
 

@@ -20,6 +20,7 @@ trap 'stop_clusters; rm -rf "$work"' EXIT
 init_cluster "$work/data" "$PG_PORT" "$work" "
 shared_preload_libraries = 'jitprof'
 jit_provider = 'jitprof'
+jitprof.tiering = off
 compute_query_id = on"
 as_pg_user "$PG_BINDIR"/pg_ctl -D "$work/data" -l "$work/log" -w start >/dev/null
 as_pg_user "$PG_BINDIR"/pgbench -q -i -s 1 -h "$work" -p "$PG_PORT" postgres >/dev/null 2>&1

@@ -84,7 +84,7 @@ CREATE FUNCTION tiny_estimate() RETURNS TABLE (k int, v float8)
   AS \$\$ BEGIN RETURN QUERY SELECT s.k, s.v FROM long_t s; END \$\$;
 VACUUM ANALYZE;
 $(cpu_ns_sql)
-CREATE TABLE m (cfg text, class text, q text, cpu bigint);
+CREATE TABLE m (cfg text, class text, q text, cpu bigint, switches bigint);
 CREATE EXTENSION jitprof;
 CREATE ROLE jitprof_fresh SUPERUSER NOLOGIN;
 EOF
@@ -133,11 +133,16 @@ psql_q -o /dev/null -f "$work/train.sql"
 			while IFS=$'\t' read -r class label sql; do
 				n=1
 				[ "$class" = over ] && n=$repeat
+				# tiered: the backend's switch count, read outside the timed part
+				sw="(SELECT value::bigint FROM jitprof_status WHERE name = 'tiering_switches')"
+				[ "$c" = tiered ] || sw=0
+				echo "SELECT $sw AS sw \\gset"
 				echo "SELECT cpu_ns() AS t0 \\gset"
 				echo "\\o /dev/null"
 				for ((k = 0; k < n; k++)); do echo "$sql;"; done
 				echo "\\o"
-				echo "INSERT INTO m VALUES ('$c', '$class', '$label', (cpu_ns() - :t0) / $n);"
+				echo "SELECT cpu_ns() - :t0 AS dt \\gset"
+				echo "INSERT INTO m SELECT '$c', '$class', '$label', :dt / $n, $sw - :sw;"
 			done <"$work/statements.tsv"
 		done
 	done
@@ -204,6 +209,9 @@ SELECT class, count(*) AS queries,
   round(sum(enforce)::numeric, 1) AS "enforce ms",
   round(sum(defaults)::numeric, 1) AS "defaults ms"
 FROM w GROUP BY class ORDER BY class;
+\echo # tiered: the executions whose code switched, of the rounds (jitprof_status.tiering_switches)
+SELECT q, count(*) FILTER (WHERE switches > 0) AS switched, count(*) AS executions
+FROM m WHERE cfg = 'tiered' GROUP BY q HAVING count(*) FILTER (WHERE switches > 0) > 0 ORDER BY q;
 \echo # the advisor after the rounds, for the training user: verdicts and enforced levels
 SELECT verdict, best_level, enforced_level, count(*) AS queries
 FROM jitprof_jit_payoff WHERE userid = 'postgres'::regrole GROUP BY 1, 2, 3 ORDER BY 1, 2, 3;

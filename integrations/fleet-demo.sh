@@ -38,6 +38,7 @@ psql_() {
 conf="shared_preload_libraries = 'jitprof,pg_stat_statements'
 jit_provider = 'jitprof'
 jit_above_cost = 0
+jitprof.tiering = off
 compute_query_id = on
 max_parallel_workers_per_gather = 0"
 targets=

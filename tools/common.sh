@@ -106,12 +106,14 @@ stop_clusters() {
 }
 
 # The lines a benchmark cluster running jitprof starts its CONF with: jitprof
-# preloaded and the JIT provider, query IDs on, and no parallel workers
-# (with 2 cores they only add noise).
+# preloaded and the JIT provider, query IDs on, no parallel workers (with 2
+# cores they only add noise), and JIT before the first row as PostgreSQL
+# decides it (tiered JIT, on by default, is set per session where measured).
 BENCH_JITPROF_CONF="shared_preload_libraries = 'jitprof'
 jit_provider = 'jitprof'
 compute_query_id = on
-max_parallel_workers_per_gather = 0"
+max_parallel_workers_per_gather = 0
+jitprof.tiering = off"
 
 # start_bench_cluster NAME CONF: a throwaway cluster for a benchmark, with
 # CONF added to its postgresql.conf, started; $work is its directory (the

@@ -60,6 +60,9 @@ max_parallel_workers_per_gather = 0
 jit_above_cost = 10000
 jit_inline_above_cost = 50000
 jit_optimize_above_cost = 50000
+# compile before the first row, so that every JIT function shows (tiered JIT,
+# on by default, compiles a query only once it has done enough work)
+jitprof.tiering = off
 CONF
 as_pg_user "$PG_BINDIR"/pg_ctl -D "$data" -l "$dir"/server.log -w start >/dev/null
 pg_started=1

@@ -41,7 +41,7 @@
 #include "provider/tiering_rule.h"
 
 /* GUCs */
-bool		jitprof_tiering = false;
+bool		jitprof_tiering = true;
 bool		jitprof_debug_fail_tiering = false;
 int			jitprof_debug_tiering_wait = JP_TIERING_WAIT_OFF;
 
@@ -126,7 +126,7 @@ jp_tiering_define_gucs(void)
 							 "Runs JIT queries interpreted first and compiles the expressions that have run once the query has done enough work.",
 							 "Takes effect for queries started after it is set (doc/tiering.md).",
 							 &jitprof_tiering,
-							 false,
+							 true,
 							 PGC_USERSET,
 							 0,
 							 NULL, NULL, NULL);

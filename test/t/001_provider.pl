@@ -17,6 +17,7 @@ jit_provider = 'jitprof'
 jit_above_cost = 0
 jit_inline_above_cost = 0
 jit_optimize_above_cost = 0
+jitprof.tiering = off
 });
 
 is($node->safe_psql('postgres', $query), '16668333', 'query result under provider-only jitprof');

@@ -75,6 +75,7 @@ my $node = jitprof_node('footprint', no_defaults => 1, conf => q{
 shared_preload_libraries = 'jitprof'
 jit_provider = 'jitprof'
 compute_query_id = on
+jitprof.tiering = off
 });
 
 sub llvm_lines

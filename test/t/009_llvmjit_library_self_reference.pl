@@ -62,7 +62,8 @@ for my $preloaded (1, 0)
 {
 	my $name = $preloaded ? 'loops_back_preloaded' : 'loops_back_provider_only';
 	my $conf = "jitprof.llvmjit_library = '$loops_back'\njit_above_cost = 0\n";
-	$conf = "jit_provider = 'jitprof'\ncompute_query_id = on\n$conf" unless $preloaded;
+	$conf = "jit_provider = 'jitprof'\ncompute_query_id = on\njitprof.tiering = off\n$conf"
+	  unless $preloaded;
 	$node = jitprof_node($name, conf => $conf, no_defaults => !$preloaded,
 		no_extension => !$preloaded);
 	my $log_before = -s $node->logfile;

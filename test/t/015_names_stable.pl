@@ -140,6 +140,7 @@ jit_provider = 'jitprof'
 jit = on
 jit_above_cost = 0
 compute_query_id = auto
+jitprof.tiering = off
 });
 my $q = 'SELECT sum(g) FILTER (WHERE g % 3 = 0) FROM generate_series(1, 10000) g';
 

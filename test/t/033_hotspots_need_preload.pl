@@ -13,6 +13,7 @@ my $node = jitprof_node('no_preload', no_defaults => 1, conf => q{
 jit_provider = 'jitprof'
 jit_above_cost = 0
 compute_query_id = on
+jitprof.tiering = off
 });
 
 is($node->safe_psql('postgres',

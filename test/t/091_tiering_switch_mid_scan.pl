@@ -42,9 +42,11 @@ my $eager_names = $eager->[1];
 like($eager_names, qr/SeqScan_qual/, 'eager JIT names the scan\'s qual');
 like($eager_names, qr/_deform_scan/, 'eager JIT has a deform function');
 
-# tiering off (the default) is eager JIT
-my ($dflt, $dflt_err) = session(['client_min_messages = debug1'], 'SHOW jitprof.tiering', $scan, $names);
-is($dflt->[0], 'off', 'jitprof.tiering is off by default');
+# tiering off (the test clusters' setting; the default is on) is eager JIT
+my ($dflt, $dflt_err) = session(['client_min_messages = debug1'], 'SHOW jitprof.tiering', $scan, $names,
+	"SELECT boot_val FROM pg_settings WHERE name = 'jitprof.tiering'");
+is($dflt->[0], 'off', 'jitprof.tiering is off in the test clusters');
+is($dflt->[3], 'on', 'jitprof.tiering is on by default');
 is($dflt->[2], $eager_names, 'tiering off: the eager names');
 unlike($dflt_err, qr/jitprof tiering/, 'tiering off: no tiering round');
 

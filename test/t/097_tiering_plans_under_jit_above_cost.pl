@@ -6,7 +6,8 @@
 # floor keep it interpreted; a plan PostgreSQL would JIT that is below the
 # floor runs as with jit = off; a cached generic plan keeps its flags; the
 # workers of a promoted parallel plan tier too; with another jit_provider
-# nothing is promoted.
+# nothing is promoted; a server that sets nothing but jitprof tiers
+# (jitprof.tiering is on by default).
 use strict;
 use warnings;
 
@@ -155,5 +156,29 @@ my ($other) = session(\@tiered, $explain, counters('tiering_plans_promoted'));
 my $other_text = join("\n", @$other);
 unlike($other_text, qr/\nJIT:/, 'jit_provider = llvmjit: the plan is not JIT-compiled');
 is($other->[-1], '0', 'jit_provider = llvmjit: nothing promoted');
+
+# a server configured as README's first session (jitprof preloaded and the
+# JIT provider, nothing else): tiered JIT is on by default, so the same
+# long query priced under jit_above_cost is promoted and switches
+my $dflt = jitprof_node('tiering_defaults', no_defaults => 1, conf => q{
+shared_preload_libraries = 'jitprof'
+jit_provider = 'jitprof'
+compute_query_id = on
+max_parallel_workers_per_gather = 0
+});
+$dflt->safe_psql('postgres', qq{
+CREATE TABLE long_t AS SELECT g AS k, g * 0.37::float8 AS v FROM generate_series(1, $rows) g;
+CREATE FUNCTION few_rows() RETURNS TABLE (k int, v float8)
+  LANGUAGE plpgsql STABLE ROWS 50000
+  AS \$\$ BEGIN RETURN QUERY SELECT s.k, s.v FROM long_t s; END \$\$;
+ANALYZE long_t;
+});
+my ($d_out) = psql_lines($dflt, '', [], 'SHOW jitprof.tiering', 'SHOW jit_above_cost', $query,
+	counters('tiering_plans_promoted', 'tiering_switches'));
+is($d_out->[0], 'on', 'server defaults: jitprof.tiering is on');
+is($d_out->[1], '100000', 'server defaults: PostgreSQL\'s jit_above_cost');
+is(join("\n", @$d_out[2 .. 11]), join("\n", @$off), 'server defaults: the interpreter\'s result');
+is($d_out->[12], '2', 'server defaults: the plan and its function\'s query are promoted');
+cmp_ok($d_out->[13], '>=', 1, 'server defaults: its code switched');
 
 done_testing();

@@ -1,0 +1,88 @@
+#!/bin/bash
+# What tiered JIT costs a TPC-H-style query that does not switch, in
+# instructions counted by callgrind against jit = off (doc/tiering.md,
+# "Benchmark"): CPU time per 50 ms statement spreads by several percent
+# between runs on this 2-core host, more than the cost to be resolved.
+#
+#   off      jit = off
+#   tiered   jitprof.tiering = on at PostgreSQL's JIT settings, the rule
+#            deciding; jitprof.sample_rate = 0, because a CPU-time timer
+#            fires far more often under valgrind (the sampler's own cost is
+#            bench/sampler.sh's)
+#
+# The corpus (test/corpus/schema.sql) is loaded with lineitem SCALE times
+# larger, the server stopped, and each query then runs RUNS times in a
+# single-user backend (postgres --single) under valgrind --tool=callgrind,
+# counting inside PostgresMain: the count includes parsing, planning and
+# the executor's start-up, as a client's statement does.  The tiered run
+# also reads jitprof_status.tiering_switches, so that a query that switched
+# is marked (its count then includes compiling).
+#
+#   [QUERIES="Q3 Q10 ..."] bench/tiering_instructions.sh [SCALE [RUNS]]
+#
+# SCALE defaults to 2 and RUNS to 3; QUERIES to the labels of
+# test/corpus/tpch.sql that take under 100 ms at bench/tiering.sh's scale
+# (20).  Run as root (builds and installs like tools/test.sh);
+# JITPROF_PGTREE and JITPROF_PORT select a private tree and port.  About 3
+# minutes.
+set -euo pipefail
+
+scale=${1:-2}
+runs=${2:-3}
+queries=${QUERIES:-Q3 Q4 Q5 Q6 Q7 Q10 Q12 Q13 Q14 Q15-like Q16-like Q19 Q22-like}
+if ! [[ "$scale" =~ ^[1-9][0-9]*$ && "$runs" =~ ^[1-9][0-9]*$ ]]; then
+	echo "bench/tiering_instructions.sh: SCALE and RUNS must be whole numbers above 0" >&2
+	exit 2
+fi
+here=$(cd "$(dirname "$0")" && pwd)
+. "$here"/../tools/common.sh
+command -v valgrind >/dev/null || apt-get install -y -qq valgrind >/dev/null
+build_and_install >/dev/null
+
+start_bench_cluster bench-tiering-instructions "$BENCH_JITPROF_CONF
+autovacuum = off
+jitprof.save = off"
+{
+	corpus_sql "$scale"
+	echo "VACUUM ANALYZE;"
+	echo "CREATE EXTENSION jitprof;"
+} >"$work/load.sql"
+psql_q -f "$work/load.sql" >/dev/null
+corpus_statements >"$work/statements.tsv"
+as_pg_user "$PG_BINDIR"/pg_ctl -D "$work/data" -w stop >/dev/null
+
+# instructions of one single-user backend running SQL, inside PostgresMain
+count_instructions() {
+	local out=$work/cg.out
+	rm -f "$out"
+	printf '%s\n' "$@" | as_pg_user valgrind --tool=callgrind --toggle-collect=PostgresMain \
+		--callgrind-out-file="$out" "$PG_BINDIR"/postgres --single -D "$work/data" postgres \
+		>"$work/single.log" 2>&1
+	if grep -q 'ERROR' "$work/single.log"; then
+		cat "$work/single.log" >&2
+		exit 1
+	fi
+	sed -n 's/^totals: *\([0-9]*\).*/\1/p' "$out"
+}
+
+echo "# bench/tiering_instructions.sh $scale $runs, commit $(git -C "$TOP" rev-parse --short HEAD 2>/dev/null || echo unknown), $(date -u +%F)"
+echo "# instructions inside PostgresMain, $runs executions of each query in a single-user backend, lineitem x $scale"
+printf '%-10s %14s %14s %9s %s\n' query off tiered ratio switches
+ratios=()
+for q in $queries; do
+	sql=$(awk -F'\t' -v q="$q" '$1 == q { print $2 }' "$work/statements.tsv")
+	if [ -z "$sql" ]; then
+		echo "bench/tiering_instructions.sh: no query labelled $q in test/corpus/tpch.sql" >&2
+		exit 2
+	fi
+	repeated=()
+	for ((i = 0; i < runs; i++)); do repeated+=("$sql;"); done
+	off=$(count_instructions "SET jit = off;" "${repeated[@]}")
+	tiered=$(count_instructions "SET jitprof.tiering = on; SET jitprof.sample_rate = 0;" "${repeated[@]}" \
+		"SELECT value FROM jitprof_status WHERE name = 'tiering_switches';")
+	switches=$(grep -o 'value = "[0-9]*"' "$work/single.log" | tail -1 | tr -dc '0-9')
+	ratio=$(echo "$tiered / $off" | bc -l)
+	ratios+=("$ratio")
+	printf '%-10s %14d %14d %9.4f %s\n' "$q" "$off" "$tiered" "$ratio" "${switches:-?}"
+done
+printf '%s\n' "${ratios[@]}" | awk '{ s += log($1); n++ } END { printf "geometric mean tiered / off: %.4f over %d queries\n", exp(s / n), n }'
