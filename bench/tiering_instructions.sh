@@ -51,20 +51,6 @@ psql_q -f "$work/load.sql" >/dev/null
 corpus_statements >"$work/statements.tsv"
 as_pg_user "$PG_BINDIR"/pg_ctl -D "$work/data" -w stop >/dev/null
 
-# instructions of one single-user backend running SQL, inside PostgresMain
-count_instructions() {
-	local out=$work/cg.out
-	rm -f "$out"
-	printf '%s\n' "$@" | as_pg_user valgrind --tool=callgrind --toggle-collect=PostgresMain \
-		--callgrind-out-file="$out" "$PG_BINDIR"/postgres --single -D "$work/data" postgres \
-		>"$work/single.log" 2>&1
-	if grep -q 'ERROR' "$work/single.log"; then
-		cat "$work/single.log" >&2
-		exit 1
-	fi
-	sed -n 's/^totals: *\([0-9]*\).*/\1/p' "$out"
-}
-
 echo "# bench/tiering_instructions.sh $scale $runs, commit $(git -C "$TOP" rev-parse --short HEAD 2>/dev/null || echo unknown), $(date -u +%F)"
 echo "# instructions inside PostgresMain, $runs executions of each query in a single-user backend, lineitem x $scale"
 printf '%-10s %14s %14s %9s %s\n' query off tiered ratio switches

@@ -61,20 +61,6 @@ queries=(count qual sum wide)
 cfg[off]="SET jit = off;"
 cfg[counted]="SET jit_above_cost = 0; SET jitprof.tiering = on; SET jitprof.tiering_threshold = 2000000000; SET jitprof.sample_rate = 0;"
 
-# instructions of one single-user backend running SQL, inside PostgresMain
-count_instructions() {
-	local out=$work/cg.out
-	rm -f "$out"
-	printf '%s\n' "$@" | as_pg_user valgrind --tool=callgrind --toggle-collect=PostgresMain \
-		--callgrind-out-file="$out" "$PG_BINDIR"/postgres --single -D "$work/data" postgres \
-		>"$work/single.log" 2>&1
-	if grep -q 'ERROR' "$work/single.log"; then
-		cat "$work/single.log" >&2
-		exit 1
-	fi
-	sed -n 's/^totals: *\([0-9]*\).*/\1/p' "$out"
-}
-
 # the counted configuration defers and never switches: checked once
 check=$(count_instructions "${cfg[counted]}" "${sql[wide]//TABLE/t_long};" \
 	"SELECT name, value FROM jitprof_status WHERE name IN ('tiering_queries', 'tiering_switches', 'tiering_expressions_never_compiled');" >/dev/null

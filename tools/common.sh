@@ -130,6 +130,25 @@ psql_q() {
 	as_pg_user "$PG_BINDIR"/psql -X -q -At -v ON_ERROR_STOP=1 -h "$work" -p "$PG_PORT" -d postgres "$@"
 }
 
+# count_instructions SQL...: the instructions a single-user backend
+# (postgres --single) on the stopped cluster $work/data spends running the
+# statements SQL (one an argument), counted by callgrind inside
+# PostgresMain; its output is left in $work/single.log, and an ERROR in it
+# stops the script.  For bench/tiering_wrapper.sh and
+# bench/tiering_instructions.sh.
+count_instructions() {
+	local out=$work/cg.out
+	rm -f "$out"
+	printf '%s\n' "$@" | as_pg_user valgrind --tool=callgrind --toggle-collect=PostgresMain \
+		--callgrind-out-file="$out" "$PG_BINDIR"/postgres --single -D "$work/data" postgres \
+		>"$work/single.log" 2>&1
+	if grep -q 'ERROR' "$work/single.log"; then
+		cat "$work/single.log" >&2
+		exit 1
+	fi
+	sed -n 's/^totals: *\([0-9]*\).*/\1/p' "$out"
+}
+
 # The TPC-H-style statements of test/corpus/tpch.sql, one a line: its
 # "-- Qn" label, a tab, the statement on one line without its semicolon
 # (bench/Corpus.pm, which the Perl drivers use).
