@@ -94,13 +94,7 @@ workload() {
 # excl.NAME
 callgrind_run() {
 	# shellcheck disable=SC2086
-	as_pg_user valgrind --tool=callgrind --toggle-collect=PostgresMain \
-		--callgrind-out-file="$work/cg.$2" "$PG_BINDIR"/postgres --single \
-		-D "$work/data" ${options[$1]} postgres >"$work/single.$2.log" 2>&1
-	if grep -q 'ERROR' "$work/single.$2.log"; then
-		cat "$work/single.$2.log" >&2
-		exit 1
-	fi
+	callgrind_single "$work/cg.$2" "$work/single.$2.log" ${options[$1]}
 	callgrind_annotate --inclusive=yes --auto=no --threshold=100 "$work/cg.$2" >"$work/incl.$2" 2>/dev/null
 	callgrind_annotate --inclusive=no --auto=no --threshold=100 "$work/cg.$2" >"$work/excl.$2" 2>/dev/null
 }

@@ -130,23 +130,30 @@ psql_q() {
 	as_pg_user "$PG_BINDIR"/psql -X -q -At -v ON_ERROR_STOP=1 -h "$work" -p "$PG_PORT" -d postgres "$@"
 }
 
-# count_instructions SQL...: the instructions a single-user backend
-# (postgres --single) on the stopped cluster $work/data spends running the
-# statements SQL (one an argument), counted by callgrind inside
-# PostgresMain; its output is left in $work/single.log, and an ERROR in it
-# stops the script.  For bench/tiering_wrapper.sh and
-# bench/tiering_instructions.sh.
-count_instructions() {
-	local out=$work/cg.out
+# callgrind_single OUT LOG [OPTION...]: a single-user backend (postgres
+# --single) on the stopped cluster $work/data, with the server OPTIONs,
+# runs the statements on its standard input under callgrind, counting
+# inside PostgresMain; the profile goes to OUT, the backend's output to
+# LOG, and an ERROR in it stops the script.
+callgrind_single() {
+	local out=$1 log=$2
+	shift 2
 	rm -f "$out"
-	printf '%s\n' "$@" | as_pg_user valgrind --tool=callgrind --toggle-collect=PostgresMain \
-		--callgrind-out-file="$out" "$PG_BINDIR"/postgres --single -D "$work/data" postgres \
-		>"$work/single.log" 2>&1
-	if grep -q 'ERROR' "$work/single.log"; then
-		cat "$work/single.log" >&2
+	as_pg_user valgrind --tool=callgrind --toggle-collect=PostgresMain \
+		--callgrind-out-file="$out" "$PG_BINDIR"/postgres --single -D "$work/data" "$@" postgres \
+		>"$log" 2>&1
+	if grep -q 'ERROR' "$log"; then
+		cat "$log" >&2
 		exit 1
 	fi
-	sed -n 's/^totals: *\([0-9]*\).*/\1/p' "$out"
+}
+
+# count_instructions SQL...: callgrind_single's count for the statements
+# SQL (one an argument); the backend's output is left in $work/single.log.
+# For bench/tiering_wrapper.sh and bench/tiering_instructions.sh.
+count_instructions() {
+	printf '%s\n' "$@" | callgrind_single "$work/cg.out" "$work/single.log"
+	sed -n 's/^totals: *\([0-9]*\).*/\1/p' "$work/cg.out"
 }
 
 # The TPC-H-style statements of test/corpus/tpch.sql, one a line: its
