@@ -22,14 +22,17 @@ my $node = jitprof_node('tiering_plans');
 # prices the plan under jit_above_cost's default, and it runs long.  Its own
 # query (a scan of long_t) is priced between the floor and jit_above_cost
 # too, so each execution promotes two plans.
-$node->safe_psql('postgres', qq{
+my $few_rows = qq{
 CREATE TABLE long_t AS SELECT g AS k, g * 0.37::float8 AS v FROM generate_series(1, $rows) g;
-CREATE TABLE tiny AS SELECT g AS a FROM generate_series(1, 100) g;
-CREATE TABLE par AS SELECT g AS a, g % 97 AS b FROM generate_series(1, 200000) g;
 CREATE FUNCTION few_rows() RETURNS TABLE (k int, v float8)
   LANGUAGE plpgsql STABLE ROWS 50000
   AS \$\$ BEGIN RETURN QUERY SELECT s.k, s.v FROM long_t s; END \$\$;
-ANALYZE long_t, tiny, par;
+ANALYZE long_t;
+};
+$node->safe_psql('postgres', $few_rows . q{
+CREATE TABLE tiny AS SELECT g AS a FROM generate_series(1, 100) g;
+CREATE TABLE par AS SELECT g AS a, g % 97 AS b FROM generate_series(1, 200000) g;
+ANALYZE tiny, par;
 });
 
 sub session
@@ -166,13 +169,7 @@ jit_provider = 'jitprof'
 compute_query_id = on
 max_parallel_workers_per_gather = 0
 });
-$dflt->safe_psql('postgres', qq{
-CREATE TABLE long_t AS SELECT g AS k, g * 0.37::float8 AS v FROM generate_series(1, $rows) g;
-CREATE FUNCTION few_rows() RETURNS TABLE (k int, v float8)
-  LANGUAGE plpgsql STABLE ROWS 50000
-  AS \$\$ BEGIN RETURN QUERY SELECT s.k, s.v FROM long_t s; END \$\$;
-ANALYZE long_t;
-});
+$dflt->safe_psql('postgres', $few_rows);
 my ($d_out) = psql_lines($dflt, '', [], 'SHOW jitprof.tiering', 'SHOW jit_above_cost', $query,
 	counters('tiering_plans_promoted', 'tiering_switches'));
 is($d_out->[0], 'on', 'server defaults: jitprof.tiering is on');
