@@ -33,8 +33,13 @@
 #             ROWS_UNDER rows, aggregated
 #
 # Per statement, the backend's own CPU time (/proc/self/schedstat, ns),
-# read before and after it in the same session; the configurations
-# alternate within each round, and the median over ROUNDS is kept.  A
+# read before and after it in the same session.  Within a round, each
+# statement runs in the five configurations back to back, in an order that
+# changes from statement to statement and round to round (a Williams
+# design: each configuration follows each other one equally often), so
+# that the host's slow spells, which last seconds, fall on all five alike.
+# Per configuration the median over ROUNDS is kept; a ratio between two
+# configurations is taken per round (paired) and its median kept.  A
 # statement of the over class (well under a millisecond) runs REPEAT times
 # (20) within one reading, and its time per execution is kept, so that one
 # clock reading's error is not a large share of it.  Printed:
@@ -84,7 +89,7 @@ CREATE FUNCTION tiny_estimate() RETURNS TABLE (k int, v float8)
   AS \$\$ BEGIN RETURN QUERY SELECT s.k, s.v FROM long_t s; END \$\$;
 VACUUM ANALYZE;
 $(cpu_ns_sql)
-CREATE TABLE m (cfg text, class text, q text, cpu bigint, switches bigint);
+CREATE TABLE m (rnd int, cfg text, class text, q text, cpu bigint, switches bigint);
 CREATE EXTENSION jitprof;
 CREATE ROLE jitprof_fresh SUPERUSER NOLOGIN;
 EOF
@@ -101,13 +106,33 @@ psql_q -f "$work/load.sql" >/dev/null
 	done
 } >"$work/statements.tsv"
 
+# RESET ALL leaves the role as it was: each configuration resets it, or
+# every configuration after tiered's first would run as jitprof_fresh (and
+# enforce would explore for that role, giving tiered verdicts to use)
 declare -A cfg
-cfg[defaults]="RESET ALL;"
-cfg[off]="RESET ALL; SET jit = off;"
-cfg[eager]="RESET ALL; SET jit_above_cost = 0; SET jit_optimize_above_cost = 0; SET jit_inline_above_cost = 0;"
-cfg[enforce]="RESET ALL; SET jitprof.jit_advisor = enforce;"
+cfg[defaults]="RESET ALL; RESET ROLE;"
+cfg[off]="RESET ALL; RESET ROLE; SET jit = off;"
+cfg[eager]="RESET ALL; RESET ROLE; SET jit_above_cost = 0; SET jit_optimize_above_cost = 0; SET jit_inline_above_cost = 0;"
+cfg[enforce]="RESET ALL; RESET ROLE; SET jitprof.jit_advisor = enforce;"
 cfg[tiered]="RESET ALL; SET jitprof.tiering = on; SET ROLE jitprof_fresh;"
 configs=(defaults off eager enforce tiered)
+
+# The order of the configurations for one statement: sequence K (0 to 9)
+# of a Williams design for five, in which each configuration follows each
+# other one equally often (twice over the ten), so that what one leaves
+# behind (caches, the heap) is not charged to the same one each time.
+williams=(0 1 4 2 3)
+config_order() {
+	local k=$1 j order=()
+	for ((j = 0; j < 5; j++)); do
+		order+=("${configs[$(((williams[j] + k % 5) % 5))]}")
+	done
+	if ((k >= 5)); then
+		for ((j = 4; j >= 0; j--)); do echo "${order[j]}"; done
+	else
+		printf '%s\n' "${order[@]}"
+	fi
+}
 
 # training for enforce: explore mode, each statement TRAIN times at each
 # level (the advisor decides a query from 5 executions a level)
@@ -127,12 +152,12 @@ psql_q -o /dev/null -f "$work/train.sql"
 	# the session loads LLVM before anything is measured
 	echo "SET jit_above_cost = 0; SELECT count(*) FROM small_t; RESET ALL;"
 	for ((r = 0; r < rounds; r++)); do
-		for ((i = 0; i < ${#configs[@]}; i++)); do
-			c=${configs[$(((i + r) % ${#configs[@]}))]}
-			echo "${cfg[$c]}"
-			while IFS=$'\t' read -r class label sql; do
-				n=1
-				[ "$class" = over ] && n=$repeat
+		s=0
+		while IFS=$'\t' read -r class label sql; do
+			n=1
+			[ "$class" = over ] && n=$repeat
+			for c in $(config_order $(((r + s) % 10))); do
+				echo "${cfg[$c]}"
 				# tiered: the backend's switch count, read outside the timed part
 				sw="(SELECT value::bigint FROM jitprof_status WHERE name = 'tiering_switches')"
 				[ "$c" = tiered ] || sw=0
@@ -142,9 +167,10 @@ psql_q -o /dev/null -f "$work/train.sql"
 				for ((k = 0; k < n; k++)); do echo "$sql;"; done
 				echo "\\o"
 				echo "SELECT cpu_ns() - :t0 AS dt \\gset"
-				echo "INSERT INTO m SELECT '$c', '$class', '$label', :dt / $n, $sw - :sw;"
-			done <"$work/statements.tsv"
-		done
+				echo "INSERT INTO m SELECT $r, '$c', '$class', '$label', :dt / $n, $sw - :sw;"
+			done
+			s=$((s + 1))
+		done <"$work/statements.tsv"
 	done
 } >"$work/run.sql"
 psql_q -f "$work/run.sql" >/dev/null
@@ -188,26 +214,53 @@ CREATE TEMP VIEW w AS
     max(ms) FILTER (WHERE cfg = 'off') AS off,
     max(ms) FILTER (WHERE cfg = 'eager') AS eager,
     max(ms) FILTER (WHERE cfg = 'enforce') AS enforce,
-    max(ms) FILTER (WHERE cfg = 'tiered') AS tiered
+    max(ms) FILTER (WHERE cfg = 'tiered') AS tiered,
+    CASE WHEN max(ms) FILTER (WHERE cfg = 'off') <= max(ms) FILTER (WHERE cfg = 'eager')
+      THEN 'off' ELSE 'eager' END AS best
   FROM med GROUP BY class, q;
+-- paired: within a round, a statement's configurations ran back to back,
+-- so the ratio of two of them is taken per round and its median kept
+CREATE TEMP VIEW paired AS
+  SELECT w.class, w.q, w.best,
+    percentile_cont(0.5) WITHIN GROUP (ORDER BY t.cpu::float8 / o.cpu) AS t_off,
+    percentile_cont(0.5) WITHIN GROUP (ORDER BY t.cpu::float8 / e.cpu) AS t_eager,
+    percentile_cont(0.5) WITHIN GROUP (ORDER BY t.cpu::float8 / CASE w.best WHEN 'off' THEN o.cpu ELSE e.cpu END) AS t_best,
+    percentile_cont(0.5) WITHIN GROUP (ORDER BY n.cpu::float8 / CASE w.best WHEN 'off' THEN o.cpu ELSE e.cpu END) AS n_best,
+    percentile_cont(0.5) WITHIN GROUP (ORDER BY d.cpu::float8 / o.cpu) AS d_off
+  FROM w
+  JOIN m t ON t.q = w.q AND t.cfg = 'tiered'
+  JOIN m o ON o.q = w.q AND o.cfg = 'off' AND o.rnd = t.rnd
+  JOIN m e ON e.q = w.q AND e.cfg = 'eager' AND e.rnd = t.rnd
+  JOIN m n ON n.q = w.q AND n.cfg = 'enforce' AND n.rnd = t.rnd
+  JOIN m d ON d.q = w.q AND d.cfg = 'defaults' AND d.rnd = t.rnd
+  GROUP BY w.class, w.q, w.best;
 SELECT class, q, round(defaults::numeric, 2) AS defaults, round(off::numeric, 2) AS off,
   round(eager::numeric, 2) AS eager, round(enforce::numeric, 2) AS enforce,
-  round(tiered::numeric, 2) AS tiered,
-  round((tiered / off)::numeric, 3) AS "tiered/off",
-  round((tiered / eager)::numeric, 3) AS "tiered/eager",
-  round((tiered / least(off, eager))::numeric, 3) AS "tiered/best",
-  round((enforce / least(off, eager))::numeric, 3) AS "enforce/best"
-FROM w ORDER BY class, q;
+  round(tiered::numeric, 2) AS tiered, best,
+  round(t_off::numeric, 3) AS "tiered/off",
+  round(t_eager::numeric, 3) AS "tiered/eager",
+  round(t_best::numeric, 3) AS "tiered/best",
+  round(n_best::numeric, 3) AS "enforce/best",
+  round(d_off::numeric, 3) AS "defaults/off"
+FROM w JOIN paired USING (class, q, best) ORDER BY class, q;
+\echo # per class: geometric means and the worst of the paired ratios above, and the sums of the medians (ms)
 SELECT class, count(*) AS queries,
-  round(exp(avg(ln(tiered / off)))::numeric, 3) AS "geomean tiered/off",
-  round(exp(avg(ln(tiered / eager)))::numeric, 3) AS "geomean tiered/eager",
-  round(exp(avg(ln(tiered / least(off, eager))))::numeric, 3) AS "geomean tiered/best",
-  round(max(tiered / least(off, eager))::numeric, 3) AS "max tiered/best",
-  round(exp(avg(ln(enforce / least(off, eager))))::numeric, 3) AS "geomean enforce/best",
+  round(exp(avg(ln(t_off)))::numeric, 3) AS "geomean tiered/off",
+  round(exp(avg(ln(t_eager)))::numeric, 3) AS "geomean tiered/eager",
+  round(exp(avg(ln(t_best)))::numeric, 3) AS "geomean tiered/best",
+  round(max(t_best)::numeric, 3) AS "max tiered/best",
+  round(exp(avg(ln(n_best)))::numeric, 3) AS "geomean enforce/best",
+  round(exp(avg(ln(d_off)))::numeric, 3) AS "geomean defaults/off",
   round(sum(tiered)::numeric, 1) AS "tiered ms",
   round(sum(off)::numeric, 1) AS "off ms", round(sum(eager)::numeric, 1) AS "eager ms",
   round(sum(enforce)::numeric, 1) AS "enforce ms",
   round(sum(defaults)::numeric, 1) AS "defaults ms"
+FROM w JOIN paired USING (class, q, best) GROUP BY class ORDER BY class;
+\echo # the same, from the medians per configuration (ratio of medians)
+SELECT class,
+  round(exp(avg(ln(tiered / least(off, eager))))::numeric, 3) AS "geomean tiered/best",
+  round(max(tiered / least(off, eager))::numeric, 3) AS "max tiered/best",
+  round(exp(avg(ln(enforce / least(off, eager))))::numeric, 3) AS "geomean enforce/best"
 FROM w GROUP BY class ORDER BY class;
 \echo # tiered: the executions whose code switched, of the rounds (jitprof_status.tiering_switches)
 SELECT q, count(*) FILTER (WHERE switches > 0) AS switched, count(*) AS executions
