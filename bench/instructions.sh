@@ -41,10 +41,12 @@
 # about 1,000 (WAL and its flushes), which is as much as jitprof's own cost.
 #
 #   [WORKLOAD=select|tpcb|connect] [JITPROF_OPTS="-c name=value ..."]
-#     bench/instructions.sh [SHORT [LONG]]
+#     [STOCK_OPTS="-c name=value ..."] bench/instructions.sh [SHORT [LONG]]
 #
 # JITPROF_OPTS adds server options to the jitprof configuration only (for
-# example -c jitprof.tiering=on).
+# example -c jitprof.tiering=off), STOCK_OPTS to stock and qid only (for
+# example -c jit=off, against JITPROF_OPTS="-c jit_above_cost=0": tiered
+# JIT forced on every statement, against no JIT at all).
 #
 # SHORT and LONG default to 2000 and 12000 (connect: 100 and 400).  Run as
 # root; JITPROF_PGTREE and JITPROF_PORT are honoured.  About 2 minutes per
@@ -81,7 +83,7 @@ trap cleanup EXIT
 
 configs=(stock jitprof qid)
 declare -A opts
-opts[stock]="-c shared_preload_libraries= -c jit_provider=llvmjit"
+opts[stock]="-c shared_preload_libraries= -c jit_provider=llvmjit ${STOCK_OPTS:-}"
 opts[jitprof]="-c shared_preload_libraries=jitprof -c jit_provider=jitprof -c jitprof.save=off ${JITPROF_OPTS:-}"
 opts[qid]="${opts[stock]} -c compute_query_id=on"
 
@@ -133,7 +135,7 @@ run() {
 }
 
 declare -A per_tx file_short file_long
-echo "pgbench ${pgbench_args[*]} -c 1: instructions per transaction in PostgresMain, ($long - $short) transactions${JITPROF_OPTS:+; jitprof with $JITPROF_OPTS}"
+echo "pgbench ${pgbench_args[*]} -c 1: instructions per transaction in PostgresMain, ($long - $short) transactions${JITPROF_OPTS:+; jitprof with $JITPROF_OPTS}${STOCK_OPTS:+; stock with $STOCK_OPTS}"
 for c in "${configs[@]}"; do
 	out=$(run "$c" "$short")
 	read -r is fs <<<"$out"
