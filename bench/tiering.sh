@@ -106,32 +106,31 @@ psql_q -f "$work/load.sql" >/dev/null
 	done
 } >"$work/statements.tsv"
 
-# RESET ALL leaves the role as it was: each configuration resets it, or
-# every configuration after tiered's first would run as jitprof_fresh (and
+# what each configuration sets, after the settings and the role are reset
+# (RESET ALL leaves the role as it was: without RESET ROLE, every
+# configuration after tiered's first would run as jitprof_fresh, and
 # enforce would explore for that role, giving tiered verdicts to use)
 declare -A cfg
-cfg[defaults]="RESET ALL; RESET ROLE;"
-cfg[off]="RESET ALL; RESET ROLE; SET jit = off;"
-cfg[eager]="RESET ALL; RESET ROLE; SET jit_above_cost = 0; SET jit_optimize_above_cost = 0; SET jit_inline_above_cost = 0;"
-cfg[enforce]="RESET ALL; RESET ROLE; SET jitprof.jit_advisor = enforce;"
-cfg[tiered]="RESET ALL; SET jitprof.tiering = on; SET ROLE jitprof_fresh;"
+cfg[defaults]=""
+cfg[off]="SET jit = off;"
+cfg[eager]="SET jit_above_cost = 0; SET jit_optimize_above_cost = 0; SET jit_inline_above_cost = 0;"
+cfg[enforce]="SET jitprof.jit_advisor = enforce;"
+cfg[tiered]="SET jitprof.tiering = on; SET ROLE jitprof_fresh;"
 configs=(defaults off eager enforce tiered)
 
 # The order of the configurations for one statement: sequence K (0 to 9)
 # of a Williams design for five, in which each configuration follows each
 # other one equally often (twice over the ten), so that what one leaves
 # behind (caches, the heap) is not charged to the same one each time.
+# Sequences 5 to 9 are 0 to 4 read backwards.
 williams=(0 1 4 2 3)
 config_order() {
-	local k=$1 j order=()
+	local k=$1 j i
 	for ((j = 0; j < 5; j++)); do
-		order+=("${configs[$(((williams[j] + k % 5) % 5))]}")
+		i=$j
+		((k >= 5)) && i=$((4 - j))
+		echo "${configs[$(((williams[i] + k) % 5))]}"
 	done
-	if ((k >= 5)); then
-		for ((j = 4; j >= 0; j--)); do echo "${order[j]}"; done
-	else
-		printf '%s\n' "${order[@]}"
-	fi
 }
 
 # training for enforce: explore mode, each statement TRAIN times at each
@@ -148,6 +147,7 @@ config_order() {
 } >"$work/train.sql"
 psql_q -o /dev/null -f "$work/train.sql"
 
+switches="(SELECT value::bigint FROM jitprof_status WHERE name = 'tiering_switches')"
 {
 	# the session loads LLVM before anything is measured
 	echo "SET jit_above_cost = 0; SELECT count(*) FROM small_t; RESET ALL;"
@@ -157,10 +157,10 @@ psql_q -o /dev/null -f "$work/train.sql"
 			n=1
 			[ "$class" = over ] && n=$repeat
 			for c in $(config_order $(((r + s) % 10))); do
-				echo "${cfg[$c]}"
+				echo "RESET ALL; RESET ROLE; ${cfg[$c]}"
 				# tiered: the backend's switch count, read outside the timed part
-				sw="(SELECT value::bigint FROM jitprof_status WHERE name = 'tiering_switches')"
-				[ "$c" = tiered ] || sw=0
+				sw=0
+				[ "$c" = tiered ] && sw=$switches
 				echo "SELECT $sw AS sw \\gset"
 				echo "SELECT cpu_ns() AS t0 \\gset"
 				echo "\\o /dev/null"
