@@ -77,9 +77,12 @@ typedef struct JpTieringCounters
 	uint64		functions_compiled; /* in those rounds (EXPLAIN's count) */
 	uint64		expressions_never_compiled; /* at the queries' ends */
 	uint64		failures;		/* failed compiles (one WARNING each) */
+	uint64		rests;			/* times a query's hottest expressions ran
+								 * unwrapped until the sampler's next sample */
 } JpTieringCounters;
 
 extern bool jitprof_tiering;
+extern bool jitprof_tiering_rest;
 extern bool jitprof_debug_fail_tiering;
 extern int	jitprof_debug_tiering_wait;
 extern void jp_tiering_define_gucs(void);

@@ -42,6 +42,7 @@
 
 /* GUCs */
 bool		jitprof_tiering = true;
+bool		jitprof_tiering_rest = true;
 bool		jitprof_debug_fail_tiering = false;
 int			jitprof_debug_tiering_wait = JP_TIERING_WAIT_OFF;
 
@@ -54,6 +55,15 @@ static const struct config_enum_entry tiering_wait_options[] = {
 
 /* the longest a round waits for jitprof.debug_tiering_wait */
 #define DEBUG_WAIT_MS	60000
+
+/*
+ * Resting: the CPU time a query counts its expressions' evaluations before
+ * it may rest (its hottest expressions run without the wrapper until the
+ * sampler's next sample), and the most samples' worth of CPU time a rest
+ * is credited with.
+ */
+#define REST_WINDOW_NS	500000.0
+#define REST_MAX_PERIODS	2
 
 static JpTieringCounters counters;
 
@@ -73,9 +83,14 @@ typedef struct TieredExpr
 	ExprState  *state;
 	TierMode	mode;
 	bool		checked;		/* CheckExprStillValid done */
+	bool		rested;			/* runs without tiered_eval, until woken */
 	int64		budget;			/* calls tiered_eval may still count alone */
 	int64		granted;		/* the budget as last accounted */
 	uint64		evaluations;	/* interpreted, since the last round */
+	uint64		seen;			/* interpreted, since it was set up */
+	uint64		window_mark;	/* seen, when the counting window began */
+	double		rate;			/* evaluations per ns of CPU time, in the last
+								 * counting window */
 	JpTierWeight weight;		/* one evaluation's work (tiering_rule.c) */
 	int			round;			/* the round that compiled it */
 	uint64		round_evaluations;	/* the query's, at that round */
@@ -107,6 +122,10 @@ struct TieringQuery
 	uint64		pending_exprs;
 	uint64		pending_functions;
 	bool		failed;			/* a compile failed: interpreted for good */
+	bool		resting;		/* its hottest expressions run unwrapped */
+	bool		looked;			/* the rule has looked at the work once */
+	int64		window_start_ns;	/* CPU time the counting window began */
+	int64		rest_start_ns;	/* CPU time the rest began */
 	TieredExpr *exprs;			/* in the order they were initialized */
 	TieredExpr **exprs_tail;
 	MemoryContextCallback callback;
@@ -115,6 +134,9 @@ struct TieringQuery
 
 /* the queries of this backend with tiered expressions, innermost first */
 static TieringQuery *live_queries = NULL;
+
+/* the one query of this backend that rests, if any */
+static TieringQuery *resting_query = NULL;
 
 static Datum tiered_eval(ExprState *state, ExprContext *econtext,
 						 bool *isNull);
@@ -126,6 +148,15 @@ jp_tiering_define_gucs(void)
 							 "Runs JIT queries interpreted first and compiles the expressions that have run once the query has done enough work.",
 							 "Takes effect for queries started after it is set (doc/tiering.md).",
 							 &jitprof_tiering,
+							 true,
+							 PGC_USERSET,
+							 0,
+							 NULL, NULL, NULL);
+
+	DefineCustomBoolVariable("jitprof.tiering_rest",
+							 "Lets a tiered query run its hottest expressions without counting them between two of the sampler's samples.",
+							 "Their work is estimated from the CPU time, at the rate counted just before (doc/tiering.md).",
+							 &jitprof_tiering_rest,
 							 true,
 							 PGC_USERSET,
 							 0,
@@ -232,6 +263,12 @@ forget_query(void *arg)
 	TieringQuery **link = &live_queries;
 	JpStoreTiering delta = {0};
 
+	/* no store may reach its expressions after their memory is gone */
+	if (resting_query == query)
+	{
+		jp_sampler_wake_disarm();
+		resting_query = NULL;
+	}
 	for (TieredExpr *te = query->exprs; te != NULL; te = te->next)
 		if (te->mode == TIER_INTERPRETED || te->mode == TIER_NEVER)
 			delta.expressions_never_compiled++;
@@ -271,6 +308,7 @@ query_of(EState *estate, const JpTieringCompiler *compiler)
 	live_queries = query;
 	counters.queries++;
 	query->exec_id = jp_sampler_tiering_exec();
+	query->window_start_ns = jp_tier_rule_cpu_ns();
 	return query;
 }
 
@@ -668,9 +706,23 @@ account(TieringQuery *query)
 		used = te->granted - Max(te->budget, 0);
 		te->granted = Max(te->budget, 0);
 		te->evaluations += used;
+		te->seen += used;
 		query->evaluations += used;
 		jp_tier_rule_count(&query->rule, used, &te->weight);
 	}
+}
+
+/*
+ * May QUERY rest now?  Not when its switch point is forced (the counts must
+ * be exact), when it failed to compile, when the sampler's timer does not
+ * run (nothing would wake it), or while another query rests.
+ */
+static bool
+may_rest(TieringQuery *query)
+{
+	return jitprof_tiering_rest && !query->rule.forced && !query->failed &&
+		(resting_query == NULL || resting_query == query) &&
+		jp_sampler_tick_rate() > 0;
 }
 
 /*
@@ -678,33 +730,180 @@ account(TieringQuery *query)
  * interpreted expressions, as calls tiered_eval may count alone: the sum of
  * budget x weight never passes it, so the call that would pass the check
  * comes through tiered_eval_slow, and the check happens at the exact count.
- * An expression not yet called gets none: its first call must do the check
- * ExecInterpExprStillValid would.  A query that failed to compile counts no
- * more.
+ * An eighth is shared equally and the rest by each expression's rate in the
+ * last counting window, so that the hottest seldom takes the slow path;
+ * while the query may rest, no more than half a window's worth
+ * (below).  An
+ * expression not yet called gets none: its first call must do the check
+ * ExecInterpExprStillValid would.  A rested one gets none either: its
+ * first call after the sampler puts tiered_eval back wakes the query.  A
+ * query that failed to compile counts no more.
  */
 static void
 grant(TieringQuery *query)
 {
 	uint64		left = 0;
+	double		total_rate = 0;
+	bool		window = query->looked && may_rest(query);
 
 	if (query->rule.next_check > query->rule.work)
 		left = query->rule.next_check - query->rule.work;
 	for (TieredExpr *te = query->exprs; te != NULL; te = te->next)
+		if (te->mode == TIER_INTERPRETED && te->checked && !te->rested)
+			total_rate += te->rate * Max(te->weight.work, 1);
+
+	for (TieredExpr *te = query->exprs; te != NULL; te = te->next)
 	{
 		/* the first call is tiered_eval_slow's: it does the check */
-		if (te->mode == TIER_INTERPRETED && !te->checked)
+		if (te->mode == TIER_INTERPRETED && (!te->checked || te->rested))
 			te->budget = te->granted = 0;
 		else if (te->mode == TIER_NEVER ||
 				 (te->mode == TIER_INTERPRETED && query->failed))
 			te->budget = te->granted = PG_INT64_MAX / 2;
 		else if (te->mode == TIER_INTERPRETED)
 		{
-			uint64		share = left / ((uint64) query->nexprs *
-										Max(te->weight.work, 1));
+			uint64		weight = Max(te->weight.work, 1);
+			double		share;
 
-			te->budget = te->granted = (int64) Min(share, (uint64) PG_INT64_MAX / 2);
+			if (total_rate > 0)
+				share = (double) left / 8 / query->nexprs / weight +
+					(double) left * 7 / 8 * te->rate / total_rate;
+			else
+				share = (double) left / query->nexprs / weight;
+
+			/*
+			 * A window: as many calls as its rate makes in half of
+			 * REST_WINDOW_NS, so that the window ends by CPU time, at the
+			 * first slow path after REST_WINDOW_NS (a window ended by a count
+			 * would end early in a burst, and overstate the rate).
+			 */
+			if (window)
+				share = Min(share, te->rate > 0 ?
+							te->rate * REST_WINDOW_NS / 2 :
+							(double) jp_tier_rule_work_of_ns(REST_WINDOW_NS / 2) /
+							query->nexprs / weight);
+			share = Min(share, (double) (PG_INT64_MAX / 2));
+			te->budget = te->granted = (int64) share;
 		}
 	}
+}
+
+/*
+ * End the counting window of QUERY at NOW: each interpreted expression's
+ * rate is its evaluations counted in the window over the CPU time it took.
+ */
+static void
+measure(TieringQuery *query, int64 now)
+{
+	double		window = (double) (now - query->window_start_ns);
+
+	for (TieredExpr *te = query->exprs; te != NULL; te = te->next)
+		if (te->mode == TIER_INTERPRETED)
+			te->rate = (double) (te->seen - te->window_mark) / window;
+}
+
+/* Begin a counting window of QUERY at NOW. */
+static void
+begin_window(TieringQuery *query, int64 now)
+{
+	query->window_start_ns = now;
+	for (TieredExpr *te = query->exprs; te != NULL; te = te->next)
+		te->window_mark = te->seen;
+}
+
+/*
+ * After a check that did not compile: once QUERY has counted for a window,
+ * let its hottest expressions run without tiered_eval (one pointer store
+ * each) until the sampler's next sample puts it back (jp_sampler_wake_arm),
+ * and have the first call after that wake the query.  What they did in
+ * between is estimated from the CPU time (wake).
+ */
+static void
+rest(TieringQuery *query)
+{
+	void	   *volatile *slots[JP_SAMPLER_MAX_WAKES];
+	void	   *values[JP_SAMPLER_MAX_WAKES];
+	int			n = 0;
+	int64		now;
+
+	/*
+	 * A rest can put the rule's next check off by up to a sampling period:
+	 * the first check, which decides most switches, stays exact.
+	 */
+	if (!may_rest(query) || !query->looked || query->window_start_ns < 0)
+		return;
+	now = jp_tier_rule_cpu_ns();
+	if (now < 0 || (double) (now - query->window_start_ns) < REST_WINDOW_NS)
+		return;
+	measure(query, now);
+
+	while (n < JP_SAMPLER_MAX_WAKES)
+	{
+		TieredExpr *hottest = NULL;
+
+		for (TieredExpr *te = query->exprs; te != NULL; te = te->next)
+			if (te->mode == TIER_INTERPRETED && te->checked && !te->rested &&
+				te->rate > 0 && te->state->evalfunc == tiered_eval &&
+				(hottest == NULL || te->rate > hottest->rate))
+				hottest = te;
+		if (hottest == NULL)
+			break;
+		hottest->rested = true;
+		hottest->budget = hottest->granted = 0;
+		hottest->state->evalfunc = hottest->interp_func;
+		slots[n] = (void *volatile *) &hottest->state->evalfunc;
+		values[n] = (void *) tiered_eval;
+		n++;
+	}
+	if (n == 0)
+	{
+		begin_window(query, now);
+		return;
+	}
+	jp_sampler_wake_arm(slots, values, n);
+	query->resting = true;
+	query->rest_start_ns = now;
+	resting_query = query;
+	counters.rests++;
+}
+
+/*
+ * QUERY rested: put tiered_eval back in front of its rested expressions
+ * (the sampler may have done so already), credit each with its rate times
+ * the CPU time of the rest (no more than REST_MAX_PERIODS samples' worth:
+ * a longer rest means the query did not run, an idle cursor), and begin a
+ * counting window.
+ */
+static void
+wake(TieringQuery *query)
+{
+	int64		now = jp_tier_rule_cpu_ns();
+	double		rested = 0;
+	int			rate = jp_sampler_tick_rate();
+
+	jp_sampler_wake_disarm();
+	if (now >= 0 && query->rest_start_ns >= 0)
+		rested = (double) (now - query->rest_start_ns);
+	if (rate > 0)
+		rested = Min(rested, 1e9 * REST_MAX_PERIODS / rate);
+	for (TieredExpr *te = query->exprs; te != NULL; te = te->next)
+	{
+		uint64		estimate;
+
+		if (!te->rested)
+			continue;
+		te->rested = false;
+		te->state->evalfunc = tiered_eval;
+		te->budget = te->granted = 0;
+		estimate = (uint64) (te->rate * Max(rested, 0.0));
+		te->evaluations += estimate;
+		te->seen += estimate;
+		te->query->evaluations += estimate;
+		jp_tier_rule_count(&query->rule, estimate, &te->weight);
+	}
+	query->resting = false;
+	resting_query = NULL;
+	begin_window(query, now);
 }
 
 /*
@@ -721,12 +920,25 @@ tiered_eval_slow(ExprState *state, ExprContext *econtext, bool *isNull)
 	if (te->mode == TIER_INTERPRETED && !query->failed)
 	{
 		account(query);
+		if (query->resting)
+			wake(query);
 		te->evaluations++;
+		te->seen++;
 		query->evaluations++;
 		jp_tier_rule_count(&query->rule, 1, &te->weight);
-		if (query->rule.work > query->rule.next_check && round_pays(query))
-			compile_round(query);
+		if (query->rule.work <= query->rule.next_check)
+			rest(query);
+		else
+		{
+			query->looked = true;
+			if (round_pays(query))
+				compile_round(query);
+			else
+				rest(query);
+		}
 	}
+	else if (query->resting)
+		wake(query);
 	grant(query);
 
 	if (te->mode == TIER_PENDING)

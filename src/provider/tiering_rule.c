@@ -248,6 +248,14 @@ break_even(const JpTierPending *p)
 	return (uint64) ceil(best);
 }
 
+/* the work, weighted, that the interpreter does in NS of CPU time */
+uint64
+jp_tier_rule_work_of_ns(double ns)
+{
+	return (uint64) (Max(ns, 0.0) / INTERPRETED_NS_PER_STEP *
+					 JP_TIER_WEIGHT_ONE);
+}
+
 /* the work, weighted, of the rule's first check and of its spacing */
 static uint64
 first_check(void)
@@ -259,10 +267,10 @@ first_check(void)
 /*
  * This thread's CPU time in ns, or -1 when the clock cannot be read.  A
  * system call, so the rule reads it only when a query starts and at its
- * checks, a handful of times per query.
+ * checks, and tiering when a query rests and wakes (tiering.c).
  */
-static int64
-thread_cpu_ns(void)
+int64
+jp_tier_rule_cpu_ns(void)
 {
 	struct timespec ts;
 
@@ -281,7 +289,7 @@ thread_cpu_ns(void)
 static double
 cpu_share(const JpTierRule *rule)
 {
-	int64		now = thread_cpu_ns();
+	int64		now = jp_tier_rule_cpu_ns();
 	double		cpu_work;
 
 	if (now < 0 || rule->cpu_mark_ns < 0 || rule->work == 0)
@@ -315,7 +323,7 @@ jp_tier_rule_init(JpTierRule *rule, EState *estate)
 		return;
 	}
 	rule->next_check = first_check();
-	rule->cpu_mark_ns = thread_cpu_ns();
+	rule->cpu_mark_ns = jp_tier_rule_cpu_ns();
 	jp_tier_progress_init(&rule->progress, estate->es_plannedstmt);
 }
 
@@ -471,6 +479,6 @@ jp_tier_rule_pays(JpTierRule *rule, const JpTierPending *pending,
 	rule->gain = 0;
 	rule->rounds++;
 	rule->next_check = first_check();
-	rule->cpu_mark_ns = thread_cpu_ns();
+	rule->cpu_mark_ns = jp_tier_rule_cpu_ns();
 	return true;
 }

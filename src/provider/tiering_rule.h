@@ -76,6 +76,8 @@ jp_tier_rule_below_floor(EState *estate)
 		estate->es_plannedstmt->planTree->total_cost < jitprof_tiering_min_cost;
 }
 
+extern int64 jp_tier_rule_cpu_ns(void);
+extern uint64 jp_tier_rule_work_of_ns(double ns);
 extern void jp_tier_rule_init(JpTierRule *rule, EState *estate);
 extern void jp_tier_rule_weigh(const JpTierRule *rule, ExprState *state,
 							   JpTierWeight *weight);

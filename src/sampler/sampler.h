@@ -77,6 +77,16 @@ extern uint32 jp_sampler_tiering_exec(void);
 extern void jp_sampler_tiering_add(uint32 exec_id,
 								   const JpStoreTiering *delta);
 
+/*
+ * sampler_signal.c: pointer stores made by the signal handler at its next
+ * sample (tiered JIT wakes a resting query so; doc/tiering.md)
+ */
+#define JP_SAMPLER_MAX_WAKES	16
+extern int	jp_sampler_tick_rate(void);
+extern void jp_sampler_wake_arm(void *volatile *slots[], void *values[],
+								int n);
+extern void jp_sampler_wake_disarm(void);
+
 /* sampler_nodes.c: the plan node whose expressions are being compiled */
 extern int32 jp_sampler_compile_begin(PlanState *ps);
 extern void jp_sampler_compile_end(int32 old);

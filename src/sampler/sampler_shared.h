@@ -14,7 +14,8 @@
  *	  one side sets and the other clears), and the main code orders its
  *	  stores with pg_compiler_barrier();
  *	- the handler adds to counters, sets flush_armed and flush_pending,
- *	  stores into watched plan nodes' ExecProcNode while a flush is due, and
+ *	  stores into watched plan nodes' ExecProcNode while a flush is due,
+ *	  makes the pointer stores tiering armed (jp_sampler_wake_arm), and
  *	  reads the range table and the stack; it allocates nothing, takes no
  *	  lock, touches no shared memory and calls no function;
  *	- counters the main code reads and zeroes are guarded by jp_sig.flushing,

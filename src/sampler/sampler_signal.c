@@ -82,6 +82,16 @@ static bool timer_broken = false;	/* could not set up: do not retry */
 static timer_t sample_timer;
 static int	armed_rate = 0;
 
+/*
+ * Pointer stores the handler makes at its next sample, for tiered JIT: each
+ * puts a counting wrapper back in front of an expression (the wake-up,
+ * jp_sampler_wake_arm).  nwakes is set last and cleared first by the main
+ * code.
+ */
+static void *volatile *wake_slots[JP_SAMPLER_MAX_WAKES];
+static void *wake_values[JP_SAMPLER_MAX_WAKES];
+static volatile sig_atomic_t nwakes = 0;
+
 /* the slot of the function whose code contains pc, or -1 */
 static pg_attribute_always_inline int
 lookup_slot(const JpRangeTable *table, uintptr_t pc)
@@ -267,6 +277,16 @@ sample_handler(int signo, siginfo_t *info, void *context)
 	if (info != NULL && info->si_code == SI_TIMER && info->si_overrun > 0)
 		weight += (uint32) info->si_overrun;
 
+	/* a tiered query asked to be woken: one pointer store per expression */
+	if (nwakes > 0)
+	{
+		int			n = nwakes;
+
+		for (int i = 0; i < n; i++)
+			*wake_slots[i] = wake_values[i];
+		nwakes = 0;
+	}
+
 	/* the main code is reading the counters: count on the side */
 	if (jp_sig.flushing)
 	{
@@ -387,6 +407,60 @@ jp_sig_publish_table(JpRangeTable *table)
 		free(old);
 }
 
+/*
+ * The timer's rate in samples per CPU second, or 0 when it does not run:
+ * stores armed now are made within 1 / rate seconds of CPU time.
+ */
+int
+jp_sampler_tick_rate(void)
+{
+	return timer_ready && armed_rate > 0 ? armed_rate : 0;
+}
+
+/*
+ * Have the handler make N pointer stores (*SLOTS[i] = VALUES[i]) at its next
+ * sample, once; replaces what was armed.  N is at most
+ * JP_SAMPLER_MAX_WAKES.  The slots must stay valid until the stores are
+ * made or jp_sampler_wake_disarm returns.
+ */
+void
+jp_sampler_wake_arm(void *volatile *slots[], void *values[], int n)
+{
+	Assert(n >= 0 && n <= JP_SAMPLER_MAX_WAKES);
+	nwakes = 0;
+	pg_compiler_barrier();
+	for (int i = 0; i < n; i++)
+	{
+		wake_slots[i] = slots[i];
+		wake_values[i] = values[i];
+	}
+	pg_compiler_barrier();
+	nwakes = n;
+}
+
+/* Nothing armed is stored after this returns. */
+void
+jp_sampler_wake_disarm(void)
+{
+	nwakes = 0;
+	pg_compiler_barrier();
+}
+
+/*
+ * The timer stops: make the armed stores now, so that whoever armed them is
+ * not left waiting for a sample that will not come.
+ */
+static void
+wake_now(void)
+{
+	int			n = nwakes;
+
+	nwakes = 0;
+	pg_compiler_barrier();
+	for (int i = 0; i < n; i++)
+		*wake_slots[i] = wake_values[i];
+}
+
 /* Install the handler and create the timer, once per process. */
 static bool
 prepare_timer(void)
@@ -471,6 +545,8 @@ jp_sig_set_rate(int rate)
 
 	if (rate == armed_rate)
 		return;
+	if (rate <= 0)
+		wake_now();
 	if (rate > 0 && !prepare_timer())
 	{
 		armed_rate = rate;		/* do not try again for this rate */

@@ -191,6 +191,7 @@ jitprof_status_1_0(PG_FUNCTION_ARGS)
 	put_status_u64(rsinfo, "tiering_expressions_never_compiled",
 				   tiering->expressions_never_compiled);
 	put_status_u64(rsinfo, "tiering_failures", tiering->failures);
+	put_status_u64(rsinfo, "tiering_rests", tiering->rests);
 	put_status_u64(rsinfo, "tiering_plans_promoted", tiering_plans->promoted);
 	put_status_u64(rsinfo, "tiering_plans_below_floor",
 				   tiering_plans->below_floor);
