@@ -162,11 +162,7 @@ switches="(SELECT value::bigint FROM jitprof_status WHERE name = 'tiering_switch
 				sw=0
 				[ "$c" = tiered ] && sw=$switches
 				echo "SELECT $sw AS sw \\gset"
-				echo "SELECT cpu_ns() AS t0 \\gset"
-				echo "\\o /dev/null"
-				for ((k = 0; k < n; k++)); do echo "$sql;"; done
-				echo "\\o"
-				echo "SELECT cpu_ns() - :t0 AS dt \\gset"
+				timed_sql "$sql" "$n"
 				echo "INSERT INTO m SELECT $r, '$c', '$class', '$label', :dt / $n, $sw - :sw;"
 			done
 			s=$((s + 1))
@@ -199,7 +195,7 @@ for ((r = 0; r < rounds; r++)); do
 	done
 done
 
-echo "# bench/tiering.sh $rounds $scale $oltp_seconds, commit $(git -C "$TOP" rev-parse --short HEAD 2>/dev/null || echo unknown), $(date -u +%F)"
+bench_banner "$rounds" "$scale" "$oltp_seconds"
 echo "# CPU: the backend's schedstat per statement, median of $rounds rounds (ms)"
 psql_q -P footer=off <<'EOF'
 \pset tuples_only off

@@ -12,7 +12,8 @@
 #            the sampler's own cost is bench/sampler.sh's).  With 0, a
 #            tiered query never rests (doc/tiering.md, "Resting"); 2 under
 #            valgrind rests about as often per unit of work as the default
-#            99 does natively
+#            99 does natively; TIERED_SETTINGS, SQL run after those (say
+#            "SET jitprof.tiering_rest = off;")
 #
 # The corpus (test/corpus/schema.sql) is loaded with lineitem SCALE times
 # larger, the server stopped, and each query then runs RUNS times in a
@@ -22,7 +23,7 @@
 # also reads jitprof_status.tiering_switches, so that a query that switched
 # is marked (its count then includes compiling).
 #
-#   [QUERIES="Q3 Q10 ..."] [SAMPLE_RATE=n] bench/tiering_instructions.sh [SCALE [RUNS]]
+#   [QUERIES="Q3 Q10 ..."] [SAMPLE_RATE=n] [TIERED_SETTINGS=sql] bench/tiering_instructions.sh [SCALE [RUNS]]
 #
 # SCALE defaults to 2 and RUNS to 3; QUERIES to the labels of
 # test/corpus/tpch.sql that take under 100 ms at bench/tiering.sh's scale
@@ -35,6 +36,7 @@ scale=${1:-2}
 runs=${2:-3}
 queries=${QUERIES:-Q3 Q4 Q5 Q6 Q7 Q10 Q12 Q13 Q14 Q15-like Q16-like Q19 Q22-like}
 sample_rate=${SAMPLE_RATE:-0}
+tiered_settings=${TIERED_SETTINGS:-}
 if ! [[ "$scale" =~ ^[1-9][0-9]*$ && "$runs" =~ ^[1-9][0-9]*$ && "$sample_rate" =~ ^[0-9]+$ ]]; then
 	echo "bench/tiering_instructions.sh: SCALE and RUNS must be whole numbers above 0, SAMPLE_RATE a whole number" >&2
 	exit 2
@@ -57,7 +59,7 @@ corpus_statements >"$work/statements.tsv"
 as_pg_user "$PG_BINDIR"/pg_ctl -D "$work/data" -w stop >/dev/null
 
 echo "# bench/tiering_instructions.sh $scale $runs, commit $(git -C "$TOP" rev-parse --short HEAD 2>/dev/null || echo unknown), $(date -u +%F)"
-echo "# instructions inside PostgresMain, $runs executions of each query in a single-user backend, lineitem x $scale, tiered at jitprof.sample_rate = $sample_rate"
+echo "# instructions inside PostgresMain, $runs executions of each query in a single-user backend, lineitem x $scale, tiered at jitprof.sample_rate = $sample_rate $tiered_settings"
 printf '%-10s %14s %14s %9s %8s %s\n' query off tiered ratio switches rests
 ratios=()
 for q in $queries; do
@@ -75,7 +77,7 @@ for q in $queries; do
 		"SELECT value FROM jitprof_status WHERE name = 'tiering_switches';"
 		"SELECT value FROM jitprof_status WHERE name = 'tiering_rests';")
 	off=$(count_instructions "SET jit = off;" "${repeated[@]}" "${status[@]}")
-	tiered=$(count_instructions "SET jitprof.tiering = on; SET jitprof.sample_rate = $sample_rate;" "${repeated[@]}" \
+	tiered=$(count_instructions "SET jitprof.tiering = on; SET jitprof.sample_rate = $sample_rate; $tiered_settings" "${repeated[@]}" \
 		"${status[@]}")
 	switches=$(grep -o 'value = "[0-9]*"' "$work/single.log" | tail -2 | head -1 | tr -dc '0-9')
 	rests=$(grep -o 'value = "[0-9]*"' "$work/single.log" | tail -1 | tr -dc '0-9')

@@ -74,11 +74,7 @@ switches="(SELECT value::bigint FROM jitprof_status WHERE name = 'tiering_switch
 				c=${configs[$i]}
 				echo "RESET ALL; RESET ROLE; ${cfg[$c]}"
 				echo "SELECT $switches AS sw \\gset"
-				echo "SELECT cpu_ns() AS t0 \\gset"
-				echo "\\o /dev/null"
-				echo "$sql;"
-				echo "\\o"
-				echo "SELECT cpu_ns() - :t0 AS dt \\gset"
+				timed_sql "$sql"
 				echo "INSERT INTO m SELECT $r, '$c', '$label', :dt, $switches - :sw;"
 			done
 			s=$((s + 1))
@@ -87,7 +83,7 @@ switches="(SELECT value::bigint FROM jitprof_status WHERE name = 'tiering_switch
 } >"$work/run.sql"
 psql_q -f "$work/run.sql" >/dev/null
 
-echo "# bench/tiering_overhead.sh $rounds $scale, commit $(git -C "$TOP" rev-parse --short HEAD 2>/dev/null || echo unknown), $(date -u +%F)"
+bench_banner "$rounds" "$scale"
 echo "# per statement: median CPU ms of off, and medians of ratios paired within a round"
 psql_q -P footer=off <<'EOF'
 \pset tuples_only off

@@ -174,6 +174,24 @@ CREATE FUNCTION cpu_ns() RETURNS bigint LANGUAGE sql
 EOF
 }
 
+# timed_sql SQL [N]: psql lines that run SQL N times (default 1), its
+# output discarded, and leave the backend's CPU time they took, in ns, in
+# the psql variable dt (cpu_ns_sql's cpu_ns() must exist).
+timed_sql() {
+	local sql=$1 n=${2:-1} k
+	echo "SELECT cpu_ns() AS t0 \\gset"
+	echo "\\o /dev/null"
+	for ((k = 0; k < n; k++)); do echo "$sql;"; done
+	echo "\\o"
+	echo "SELECT cpu_ns() - :t0 AS dt \\gset"
+}
+
+# bench_banner ARGS...: a benchmark report's first line, naming the
+# script, its arguments, the commit and the date.
+bench_banner() {
+	echo "# bench/$(basename "$0") $*, commit $(git -C "$TOP" rev-parse --short HEAD 2>/dev/null || echo unknown), $(date -u +%F)"
+}
+
 # The corpus's schema and data (test/corpus/schema.sql), JIT off, with
 # lineitem made SCALE times larger (its primary key dropped for the copies):
 # SQL for psql, as bench/tiering.sh and bench/tiering_thread.sh load it.
