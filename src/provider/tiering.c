@@ -126,6 +126,7 @@ struct TieringQuery
 	bool		looked;			/* the rule has looked at the work once */
 	int64		window_start_ns;	/* CPU time the counting window began */
 	int64		rest_start_ns;	/* CPU time the rest began */
+	double		rest_max_ns;	/* the most CPU time a rest is credited with */
 	TieredExpr *exprs;			/* in the order they were initialized */
 	TieredExpr **exprs_tail;
 	MemoryContextCallback callback;
@@ -713,14 +714,18 @@ account(TieringQuery *query)
 }
 
 /*
- * May QUERY rest now?  Not when its switch point is forced (the counts must
- * be exact), when it failed to compile, when the sampler's timer does not
- * run (nothing would wake it), or while another query rests.
+ * May QUERY count in windows and rest?  Not before the rule's first check
+ * (a rest can put the next check off by up to a sampling period, and the
+ * first check, which decides most switches, stays exact), when its switch
+ * point is forced (the counts must be exact), when it failed to compile,
+ * when the sampler's timer does not run (nothing would wake it), or while
+ * another query rests.
  */
 static bool
 may_rest(TieringQuery *query)
 {
-	return jitprof_tiering_rest && !query->rule.forced && !query->failed &&
+	return jitprof_tiering_rest && query->looked && !query->rule.forced &&
+		!query->failed &&
 		(resting_query == NULL || resting_query == query) &&
 		jp_sampler_tick_rate() > 0;
 }
@@ -732,9 +737,8 @@ may_rest(TieringQuery *query)
  * comes through tiered_eval_slow, and the check happens at the exact count.
  * An eighth is shared equally and the rest by each expression's rate in the
  * last counting window, so that the hottest seldom takes the slow path;
- * while the query may rest, no more than half a window's worth
- * (below).  An
- * expression not yet called gets none: its first call must do the check
+ * while the query may rest, no more than half a window's worth (below).
+ * An expression not yet called gets none: its first call must do the check
  * ExecInterpExprStillValid would.  A rested one gets none either: its
  * first call after the sampler puts tiered_eval back wakes the query.  A
  * query that failed to compile counts no more.
@@ -744,7 +748,7 @@ grant(TieringQuery *query)
 {
 	uint64		left = 0;
 	double		total_rate = 0;
-	bool		window = query->looked && may_rest(query);
+	bool		window = may_rest(query);
 
 	if (query->rule.next_check > query->rule.work)
 		left = query->rule.next_check - query->rule.work;
@@ -826,11 +830,7 @@ rest(TieringQuery *query)
 	int			n = 0;
 	int64		now;
 
-	/*
-	 * A rest can put the rule's next check off by up to a sampling period:
-	 * the first check, which decides most switches, stays exact.
-	 */
-	if (!may_rest(query) || !query->looked || query->window_start_ns < 0)
+	if (!may_rest(query) || query->window_start_ns < 0)
 		return;
 	now = jp_tier_rule_cpu_ns();
 	if (now < 0 || (double) (now - query->window_start_ns) < REST_WINDOW_NS)
@@ -863,6 +863,7 @@ rest(TieringQuery *query)
 	jp_sampler_wake_arm(slots, values, n);
 	query->resting = true;
 	query->rest_start_ns = now;
+	query->rest_max_ns = 1e9 * REST_MAX_PERIODS / jp_sampler_tick_rate();
 	resting_query = query;
 	counters.rests++;
 }
@@ -870,22 +871,19 @@ rest(TieringQuery *query)
 /*
  * QUERY rested: put tiered_eval back in front of its rested expressions
  * (the sampler may have done so already), credit each with its rate times
- * the CPU time of the rest (no more than REST_MAX_PERIODS samples' worth:
- * a longer rest means the query did not run, an idle cursor), and begin a
- * counting window.
+ * the CPU time of the rest (no more than REST_MAX_PERIODS sampling periods,
+ * at the rate the rest began with: a longer rest means the query did not
+ * run, an idle cursor), and begin a counting window.
  */
 static void
 wake(TieringQuery *query)
 {
 	int64		now = jp_tier_rule_cpu_ns();
 	double		rested = 0;
-	int			rate = jp_sampler_tick_rate();
 
 	jp_sampler_wake_disarm();
 	if (now >= 0 && query->rest_start_ns >= 0)
-		rested = (double) (now - query->rest_start_ns);
-	if (rate > 0)
-		rested = Min(rested, 1e9 * REST_MAX_PERIODS / rate);
+		rested = Min((double) (now - query->rest_start_ns), query->rest_max_ns);
 	for (TieredExpr *te = query->exprs; te != NULL; te = te->next)
 	{
 		uint64		estimate;
@@ -898,7 +896,7 @@ wake(TieringQuery *query)
 		estimate = (uint64) (te->rate * Max(rested, 0.0));
 		te->evaluations += estimate;
 		te->seen += estimate;
-		te->query->evaluations += estimate;
+		query->evaluations += estimate;
 		jp_tier_rule_count(&query->rule, estimate, &te->weight);
 	}
 	query->resting = false;

@@ -92,6 +92,22 @@ static void *volatile *wake_slots[JP_SAMPLER_MAX_WAKES];
 static void *wake_values[JP_SAMPLER_MAX_WAKES];
 static volatile sig_atomic_t nwakes = 0;
 
+/*
+ * Make the armed wake-up stores, once: from the handler, and from the main
+ * code when the timer stops.  The stores are idempotent, so a handler that
+ * interrupts the main code's loop only makes some of them again.
+ */
+static pg_attribute_always_inline void
+make_wakes(void)
+{
+	int			n = nwakes;
+
+	nwakes = 0;
+	pg_compiler_barrier();
+	for (int i = 0; i < n; i++)
+		*wake_slots[i] = wake_values[i];
+}
+
 /* the slot of the function whose code contains pc, or -1 */
 static pg_attribute_always_inline int
 lookup_slot(const JpRangeTable *table, uintptr_t pc)
@@ -279,13 +295,7 @@ sample_handler(int signo, siginfo_t *info, void *context)
 
 	/* a tiered query asked to be woken: one pointer store per expression */
 	if (nwakes > 0)
-	{
-		int			n = nwakes;
-
-		for (int i = 0; i < n; i++)
-			*wake_slots[i] = wake_values[i];
-		nwakes = 0;
-	}
+		make_wakes();
 
 	/* the main code is reading the counters: count on the side */
 	if (jp_sig.flushing)
@@ -446,21 +456,6 @@ jp_sampler_wake_disarm(void)
 	pg_compiler_barrier();
 }
 
-/*
- * The timer stops: make the armed stores now, so that whoever armed them is
- * not left waiting for a sample that will not come.
- */
-static void
-wake_now(void)
-{
-	int			n = nwakes;
-
-	nwakes = 0;
-	pg_compiler_barrier();
-	for (int i = 0; i < n; i++)
-		*wake_slots[i] = wake_values[i];
-}
-
 /* Install the handler and create the timer, once per process. */
 static bool
 prepare_timer(void)
@@ -545,8 +540,9 @@ jp_sig_set_rate(int rate)
 
 	if (rate == armed_rate)
 		return;
+	/* whoever armed stores must not wait for a sample that will not come */
 	if (rate <= 0)
-		wake_now();
+		make_wakes();
 	if (rate > 0 && !prepare_timer())
 	{
 		armed_rate = rate;		/* do not try again for this rate */
