@@ -152,7 +152,7 @@ cfg[all]="SET jit_optimize_above_cost = 0; SET jit_inline_above_cost = 0;"
 } >"$work/run.sql"
 psql_q -f "$work/run.sql" >/dev/null
 
-echo "# bench/tiering_calibrate.sh $rounds $rows, commit $(git -C "$TOP" rev-parse --short HEAD 2>/dev/null || echo unknown), $(date -u +%F)"
+bench_banner "$rounds" "$rows"
 echo "# steps per row: K=$k1 -> $s1, K=$k2 -> $s2; CPU: backend's schedstat, min of $rounds rounds"
 psql_q -P footer=off -F ' ' <<EOF
 \\pset tuples_only off

@@ -58,7 +58,7 @@ psql_q -f "$work/load.sql" >/dev/null
 corpus_statements >"$work/statements.tsv"
 as_pg_user "$PG_BINDIR"/pg_ctl -D "$work/data" -w stop >/dev/null
 
-echo "# bench/tiering_instructions.sh $scale $runs, commit $(git -C "$TOP" rev-parse --short HEAD 2>/dev/null || echo unknown), $(date -u +%F)"
+bench_banner "$scale" "$runs"
 echo "# instructions inside PostgresMain, $runs executions of each query in a single-user backend, lineitem x $scale, tiered at jitprof.sample_rate = $sample_rate $tiered_settings"
 printf '%-10s %14s %14s %9s %8s %s\n' query off tiered ratio switches rests
 ratios=()

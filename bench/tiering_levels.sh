@@ -69,14 +69,10 @@ levels=(off jit jit+opt all)
 			echo "${lvl[$l]}"
 			while IFS=$'\t' read -r label sql; do
 				q=${sql//\'/\'\'}
-				echo "SELECT cpu_ns() AS t0 \\gset"
-				echo "\\o /dev/null"
-				echo "$sql;"
-				echo "\\o"
-				echo "SELECT cpu_ns() - :t0 AS cpu \\gset"
+				timed_sql "$sql"
 				echo "SELECT coalesce(jit_of('$q')::text, '') AS j \\gset"
 				echo "INSERT INTO m SELECT '$l', '$label', coalesce((j->>'Functions')::int, 0),"
-				echo "  coalesce((j->'Timing'->>'Total')::float8, 0), :cpu / 1e6"
+				echo "  coalesce((j->'Timing'->>'Total')::float8, 0), :dt / 1e6"
 				echo "  FROM (SELECT nullif(:'j', '')::json AS j) s;"
 			done <"$work/statements.tsv"
 		done
@@ -84,7 +80,7 @@ levels=(off jit jit+opt all)
 } >"$work/run.sql"
 psql_q -f "$work/run.sql" >/dev/null
 
-echo "# bench/tiering_levels.sh $rounds $scale, commit $(git -C "$TOP" rev-parse --short HEAD 2>/dev/null || echo unknown), $(date -u +%F)"
+bench_banner "$rounds" "$scale"
 echo "# medians of $rounds rounds: functions, compile ms (EXPLAIN ANALYZE's JIT total), CPU ms of the plain run"
 psql_q -P footer=off <<'EOF'
 \pset tuples_only off

@@ -29,7 +29,7 @@ autovacuum = off"
 psql_q -f "$work/load.sql" >/dev/null
 corpus_statements >"$work/statements.tsv"
 
-echo "# bench/tiering_switches.sh $scale, commit $(git -C "$TOP" rev-parse --short HEAD 2>/dev/null || echo unknown), $(date -u +%F)"
+bench_banner "$scale"
 while IFS=$'\t' read -r label sql; do
 	out=$(psql_q -c "SET jitprof.tiering = on" -c "SET client_min_messages = debug1" -c "$sql" 2>&1 >/dev/null |
 		sed -n 's/.*jitprof tiering rule: //p')

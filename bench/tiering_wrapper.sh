@@ -71,7 +71,7 @@ if [ "${tiered:-0}" -lt 1 ] || [ "${switches:-1}" -ne 0 ] || [ "${never:-0}" -lt
 	exit 1
 fi
 
-echo "# bench/tiering_wrapper.sh $short $long, commit $(git -C "$TOP" rev-parse --short HEAD 2>/dev/null || echo unknown), $(date -u +%F)"
+bench_banner "$short" "$long"
 echo "# instructions per row, (I($long rows) - I($short rows)) / $((long - short)), callgrind inside PostgresMain"
 printf '%-6s %12s %12s %14s %9s\n' query off counted "added per row" ratio
 for q in "${queries[@]}"; do
