@@ -309,7 +309,7 @@ query_of(EState *estate, const JpTieringCompiler *compiler)
 	live_queries = query;
 	counters.queries++;
 	query->exec_id = jp_sampler_tiering_exec();
-	query->window_start_ns = jp_tier_rule_cpu_ns();
+	query->window_start_ns = -1;	/* from the rule's CPU mark on */
 	return query;
 }
 
@@ -324,15 +324,27 @@ jp_tiering_defer(ExprState *state, const JpTieringCompiler *compiler)
 	EState	   *estate = state->parent->state;
 	TieringQuery *query;
 	TieredExpr *te;
-
-	ExecReadyInterpretedExpr(state);
+	JpTierWeight weight;
 
 	/* a plan below the floor cost, or one the rule does not tier */
 	if (jp_tier_rule_below_floor(estate))
+	{
+		ExecReadyInterpretedExpr(state);
 		return true;
+	}
 	query = query_of(estate, compiler);
 	if (!query->rule.admitted)
+	{
+		ExecReadyInterpretedExpr(state);
 		return true;
+	}
+
+	/*
+	 * Weighed before the interpreter threads the steps: reading an opcode
+	 * back from a threaded step is a search (ExecEvalStepOp).
+	 */
+	jp_tier_rule_weigh(&query->rule, state, &weight);
+	ExecReadyInterpretedExpr(state);
 
 	/*
 	 * tiered_eval relies on what ExecInterpExprStillValid does; anything else
@@ -346,7 +358,7 @@ jp_tiering_defer(ExprState *state, const JpTieringCompiler *compiler)
 	te->query = query;
 	te->state = state;
 	te->mode = TIER_INTERPRETED;
-	jp_tier_rule_weigh(&query->rule, state, &te->weight);
+	te->weight = weight;
 	te->interp_func = (ExprStateEvalFunc) state->evalfunc_private;
 	te->interp_private = state->evalfunc_private;
 	*query->exprs_tail = te;
@@ -926,6 +938,8 @@ tiered_eval_slow(ExprState *state, ExprContext *econtext, bool *isNull)
 		jp_tier_rule_count(&query->rule, 1, &te->weight);
 		if (query->rule.work <= query->rule.next_check)
 			rest(query);
+		else if (!query->rule.marked)
+			begin_window(query, jp_tier_rule_mark(&query->rule));
 		else
 		{
 			query->looked = true;

@@ -84,6 +84,8 @@ static const TierLevelCost level_costs[] = {
  * driving scan's progress is read: 3 ms of interpreted work
  */
 #define CHECK_EVERY_NS	3000000.0
+/* the CPU mark is taken at this fraction of the first check's work */
+#define MARK_AFTER		16
 
 #define NLEVELS lengthof(level_costs)
 
@@ -292,11 +294,12 @@ cpu_share(const JpTierRule *rule)
 	int64		now = jp_tier_rule_cpu_ns();
 	double		cpu_work;
 
-	if (now < 0 || rule->cpu_mark_ns < 0 || rule->work == 0)
+	if (now < 0 || rule->cpu_mark_ns < 0 || rule->work <= rule->work_at_mark)
 		return 1.0;
 	cpu_work = (double) (now - rule->cpu_mark_ns) / INTERPRETED_NS_PER_STEP *
 		JP_TIER_WEIGHT_ONE;
-	return Min(Max(cpu_work, 0.0) / (double) rule->work, 1.0);
+	return Min(Max(cpu_work, 0.0) / (double) (rule->work - rule->work_at_mark),
+			   1.0);
 }
 
 /*
@@ -310,6 +313,8 @@ jp_tier_rule_init(JpTierRule *rule, EState *estate)
 {
 	memset(rule, 0, sizeof(*rule));
 	rule->admitted = true;
+	rule->cpu_mark_ns = -1;
+	rule->marked = true;
 	if (jitprof_tiering_threshold >= 0)
 	{
 		rule->forced = true;
@@ -322,17 +327,37 @@ jp_tier_rule_init(JpTierRule *rule, EState *estate)
 		rule->admitted = false;
 		return;
 	}
-	rule->next_check = first_check();
-	rule->cpu_mark_ns = jp_tier_rule_cpu_ns();
+	/* the CPU clock is read once the query has done some work (the mark) */
+	rule->marked = false;
+	rule->next_check = first_check() / MARK_AFTER;
 	jp_tier_progress_init(&rule->progress, estate->es_plannedstmt);
+}
+
+/*
+ * The query's work passed next_check before the rule read the CPU clock:
+ * read it now, and put the next check where the first one belongs.
+ * Reading the clock is a system call (about 1.3 us on this project's
+ * host), which a statement that does less than a sixteenth of the first
+ * check's work is spared; the CPU bound at the check then covers the work
+ * done since the mark.  Returns the time read, -1 if it could not be.
+ */
+int64
+jp_tier_rule_mark(JpTierRule *rule)
+{
+	rule->marked = true;
+	rule->cpu_mark_ns = jp_tier_rule_cpu_ns();
+	rule->work_at_mark = rule->work;
+	rule->next_check = first_check();
+	return rule->cpu_mark_ns;
 }
 
 /*
  * What one interpreted evaluation of STATE adds to the query's work and
  * gain: its steps, weighted by kind (evaluations, when forced); and the
  * functions a round would compile for it.  Computed once, when the
- * expression is set up; the opcodes are read through ExecEvalStepOp, as the
- * interpreter may have replaced them with addresses (direct threading).
+ * expression is set up, before the interpreter replaces the opcodes with
+ * addresses (direct threading), which ExecEvalStepOp would have to search
+ * back; ExecEvalStepOp reads either.
  */
 void
 jp_tier_rule_weigh(const JpTierRule *rule, ExprState *state,
@@ -480,5 +505,6 @@ jp_tier_rule_pays(JpTierRule *rule, const JpTierPending *pending,
 	rule->rounds++;
 	rule->next_check = first_check();
 	rule->cpu_mark_ns = jp_tier_rule_cpu_ns();
+	rule->work_at_mark = 0;
 	return true;
 }

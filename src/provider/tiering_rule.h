@@ -33,7 +33,10 @@ typedef struct JpTierRule
 								 * would have saved, weighted as work */
 	uint64		next_check;		/* look at the rule when work passes it */
 	int			rounds;			/* rounds the rule decided */
-	int64		cpu_mark_ns;	/* the backend's CPU time when work was 0 */
+	bool		marked;			/* cpu_mark_ns was read (or is not needed) */
+	int64		cpu_mark_ns;	/* the backend's CPU time when work was
+								 * work_at_mark; -1 before */
+	uint64		work_at_mark;
 	JpTierProgress progress;	/* the driving scan (tiering_progress.c) */
 } JpTierRule;
 
@@ -79,6 +82,7 @@ jp_tier_rule_below_floor(EState *estate)
 extern int64 jp_tier_rule_cpu_ns(void);
 extern uint64 jp_tier_rule_work_of_ns(double ns);
 extern void jp_tier_rule_init(JpTierRule *rule, EState *estate);
+extern int64 jp_tier_rule_mark(JpTierRule *rule);
 extern void jp_tier_rule_weigh(const JpTierRule *rule, ExprState *state,
 							   JpTierWeight *weight);
 extern void jp_tier_rule_add(JpTierPending *pending,
