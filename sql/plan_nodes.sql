@@ -22,6 +22,13 @@ SELECT count(*) FROM (SELECT s FROM pn_big ORDER BY s) o;
 SELECT count(*) FROM pn_big b JOIN pn_small s ON s.k = b.x::int;
 SELECT count(*) FROM pn_big b JOIN pn_small s ON s.k = b.x::int;
 
+-- After its first call (ExecProcNodeFirst) a node runs through its own
+-- entry; before it, and for the Hash's child, the general wrapper.
+SELECT value::bigint > 0 AS entries FROM jitprof_status
+  WHERE name = 'plan_node_entries';
+SELECT value::bigint > 0 AS wrappers FROM jitprof_status
+  WHERE name = 'plan_node_wrappers';
+
 -- Shapes: node types, labels and parents as EXPLAIN shows them.
 SELECT plan_node_id, parent_node_id, node_type, label
   FROM jitprof_plan_nodes p

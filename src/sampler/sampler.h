@@ -91,4 +91,15 @@ extern void jp_sampler_wake_disarm(void);
 extern int32 jp_sampler_compile_begin(PlanState *ps);
 extern void jp_sampler_compile_end(int32 old);
 
+/*
+ * sampler_nodes.c: how this backend's plan-node profile pointed nodes at
+ * itself (jitprof_status): a node's own entry, or the general wrapper
+ */
+typedef struct JpNodeWrapCounters
+{
+	uint64		entries;
+	uint64		wrappers;
+} JpNodeWrapCounters;
+extern const JpNodeWrapCounters *jp_sampler_node_counters(void);
+
 #endif							/* JITPROF_SAMPLER_H */

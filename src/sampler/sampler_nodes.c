@@ -8,7 +8,8 @@
  * of its plan_node_id into jp_sig.node_running on entry and one of what it
  * replaced on return; the handler reads that int, so it always sees a
  * whole id.  The wrapper forwards to the pointer it replaced, whatever
- * wrapper sits above or below it.  A statement that does not JIT is never
+ * wrapper sits above or below it; a node that runs its own dispatch gets
+ * a copy of the wrapper's fast path made for its id instead (its entry).  A statement that does not JIT is never
  * wrapped, nor anything with jitprof.plan_nodes off.  Hash, SubPlan and
  * Bitmap nodes, composition and flushes: doc/plan_nodes.md.
  *
@@ -53,8 +54,18 @@ static int	installed[JP_MAX_PLAN_NODES];
 static int	ninstalled = 0;
 static QueryDesc *installed_query = NULL;
 static JpExec *installed_exec = NULL;
+static JpNodeWrapCounters wrap_counters;
 
 static TupleTableSlot *jp_node_wrapper(PlanState *node);
+static const ExecProcNodeMtd node_entry[JP_MAX_PLAN_NODES];
+
+/* whether node's ExecProcNode is one of ours: the wrapper or its entry */
+static inline bool
+points_here(PlanState *node, int id)
+{
+	return node->ExecProcNode == jp_node_wrapper ||
+		node->ExecProcNode == node_entry[id];
+}
 
 static pg_noinline void
 flush_now(void)
@@ -78,16 +89,41 @@ wrapper_slow(PlanState *node, JpNodeEntry *e)
 	return result;
 }
 
+/*
+ * What a node whose ExecProcNode went from ours to fn gets: its entry, when
+ * fn is the node's own dispatch (what ExecProcNodeFirst installs unless the
+ * node is instrumented) and no Hash build runs between its calls; else the
+ * wrapper.
+ */
+static inline ExecProcNodeMtd
+ours_for(PlanState *node, int id, ExecProcNodeMtd fn)
+{
+	if (fn == node->ExecProcNodeReal && node_table[id].implicit == 0)
+	{
+		wrap_counters.entries++;
+		return node_entry[id];
+	}
+	wrap_counters.wrappers++;
+	return jp_node_wrapper;
+}
+
+const JpNodeWrapCounters *
+jp_sampler_node_counters(void)
+{
+	return &wrap_counters;
+}
+
 static pg_noinline void
 rewrap(PlanState *node)
 {
-	JpNodeEntry *e = &node_table[node->plan->plan_node_id];
+	int			id = node->plan->plan_node_id;
+	JpNodeEntry *e = &node_table[id];
 
 	if (e->rewraps >= 2 || node->ExecProcNode == NULL)
 		return;
 	e->rewraps++;
 	e->saved = node->ExecProcNode;
-	node->ExecProcNode = jp_node_wrapper;
+	node->ExecProcNode = ours_for(node, id, e->saved);
 }
 
 /*
@@ -146,12 +182,73 @@ jp_node_wrapper(PlanState *node)
 		flush_now();
 
 	result = fn(node);
-	if (unlikely(node->ExecProcNode != jp_node_wrapper))
+	if (unlikely(!points_here(node, id)))
 		rewrap(node);
 
 	jp_sig.node_running = outer;
 	return result;
 }
+
+/*
+ * A node's entry: the wrapper's work for one plan_node_id, with the id and
+ * its table row known when compiled, for a node that runs its own dispatch
+ * (ours_for).  Its fast path is the two stores and the call, and the tests
+ * that send anything else to the wrapper: not this plan's node, a Hash
+ * build marked running, a flush due.  About a third of the wrapper's
+ * instructions (doc/plan_nodes.md, "Cost").
+ */
+static pg_attribute_always_inline TupleTableSlot *
+entry_body(PlanState *node, int id)
+{
+	int32		outer = jp_sig.node_running;
+	TupleTableSlot *result;
+
+	if (unlikely(node_table[id].node != node ||
+				 (outer & JP_NODE_IMPLICIT) != 0 || jp_sig.flush_pending))
+		return jp_node_wrapper(node);
+	jp_sig.node_running = id;
+	result = node_table[id].saved(node);
+	jp_sig.node_running = outer;
+	return result;
+}
+
+#define NODE_ENTRY(h, l) \
+static TupleTableSlot * \
+node_entry_##h##l(PlanState *node) \
+{ \
+	return entry_body(node, 0x##h##l); \
+}
+#define NODE_ENTRY_ROW(h) \
+	NODE_ENTRY(h, 0) NODE_ENTRY(h, 1) NODE_ENTRY(h, 2) NODE_ENTRY(h, 3) \
+	NODE_ENTRY(h, 4) NODE_ENTRY(h, 5) NODE_ENTRY(h, 6) NODE_ENTRY(h, 7) \
+	NODE_ENTRY(h, 8) NODE_ENTRY(h, 9) NODE_ENTRY(h, a) NODE_ENTRY(h, b) \
+	NODE_ENTRY(h, c) NODE_ENTRY(h, d) NODE_ENTRY(h, e) NODE_ENTRY(h, f)
+
+NODE_ENTRY_ROW(0) NODE_ENTRY_ROW(1) NODE_ENTRY_ROW(2) NODE_ENTRY_ROW(3)
+NODE_ENTRY_ROW(4) NODE_ENTRY_ROW(5) NODE_ENTRY_ROW(6) NODE_ENTRY_ROW(7)
+NODE_ENTRY_ROW(8) NODE_ENTRY_ROW(9) NODE_ENTRY_ROW(a) NODE_ENTRY_ROW(b)
+NODE_ENTRY_ROW(c) NODE_ENTRY_ROW(d) NODE_ENTRY_ROW(e) NODE_ENTRY_ROW(f)
+
+#define NODE_ENTRY_REF(h, l) node_entry_##h##l,
+#define NODE_ENTRY_REF_ROW(h) \
+	NODE_ENTRY_REF(h, 0) NODE_ENTRY_REF(h, 1) NODE_ENTRY_REF(h, 2) \
+	NODE_ENTRY_REF(h, 3) NODE_ENTRY_REF(h, 4) NODE_ENTRY_REF(h, 5) \
+	NODE_ENTRY_REF(h, 6) NODE_ENTRY_REF(h, 7) NODE_ENTRY_REF(h, 8) \
+	NODE_ENTRY_REF(h, 9) NODE_ENTRY_REF(h, a) NODE_ENTRY_REF(h, b) \
+	NODE_ENTRY_REF(h, c) NODE_ENTRY_REF(h, d) NODE_ENTRY_REF(h, e) \
+	NODE_ENTRY_REF(h, f)
+
+StaticAssertDecl(JP_MAX_PLAN_NODES == 256,
+				 "node_entry has one entry per plan_node_id below 0x100");
+
+static const ExecProcNodeMtd node_entry[JP_MAX_PLAN_NODES] = {
+	NODE_ENTRY_REF_ROW(0) NODE_ENTRY_REF_ROW(1) NODE_ENTRY_REF_ROW(2)
+	NODE_ENTRY_REF_ROW(3) NODE_ENTRY_REF_ROW(4) NODE_ENTRY_REF_ROW(5)
+	NODE_ENTRY_REF_ROW(6) NODE_ENTRY_REF_ROW(7) NODE_ENTRY_REF_ROW(8)
+	NODE_ENTRY_REF_ROW(9) NODE_ENTRY_REF_ROW(a) NODE_ENTRY_REF_ROW(b)
+	NODE_ENTRY_REF_ROW(c) NODE_ENTRY_REF_ROW(d) NODE_ENTRY_REF_ROW(e)
+	NODE_ENTRY_REF_ROW(f)
+};
 
 typedef struct InstallContext
 {
@@ -174,23 +271,31 @@ install_walker(PlanState *ps, void *context)
 		JpNodeEntry *e = &node_table[id];
 		int			pid = parent != NULL ? parent->plan->plan_node_id : -1;
 
-		if (ps->ExecProcNode == jp_node_wrapper)
+		ExecProcNodeMtd ours;
+
+		e->implicit = (parent != NULL && IsA(parent, HashState) &&
+					   pid >= 0 && pid < JP_MAX_PLAN_NODES) ?
+			(pid | JP_NODE_IMPLICIT) : 0;
+		if (points_here(ps, id))
 		{
 			/* left wrapped by an earlier run: forward as then */
 			if (e->fwd_node != ps)
 				goto children;
+			ours = jp_node_wrapper;
+			wrap_counters.wrappers++;
 		}
 		else
+		{
 			e->saved = ps->ExecProcNode;
+			ours = ours_for(ps, id, e->saved);
+		}
 		e->fwd_node = NULL;
 		e->parent = pid;
-		e->implicit = (parent != NULL && IsA(parent, HashState) &&
-					   pid >= 0 && pid < JP_MAX_PLAN_NODES) ?
-			(pid | JP_NODE_IMPLICIT) : 0;
 		e->rewraps = 0;
 		e->in_call = false;
 		e->node = ps;
-		ps->ExecProcNode = jp_node_wrapper;
+		pg_compiler_barrier();
+		ps->ExecProcNode = ours;
 		installed[ninstalled++] = id;
 	}
 children:
@@ -248,7 +353,7 @@ jp_nodes_uninstall(bool capture)
 
 		e->node = NULL;
 		e->in_call = false;
-		if (ps->ExecProcNode == jp_node_wrapper)
+		if (points_here(ps, installed[i]))
 		{
 			ps->ExecProcNode = e->saved;
 			e->fwd_node = NULL;

@@ -91,6 +91,7 @@ jitprof_status_1_0(PG_FUNCTION_ARGS)
 	const JitprofStepCounters *steps = jp_steps_counters();
 	const JpTieringCounters *tiering = jp_tiering_counters();
 	const JpTieringPlanCounters *tiering_plans = jp_tiering_plan_counters();
+	const JpNodeWrapCounters *nodes = jp_sampler_node_counters();
 	uint64		kept_maps;
 	uint64		kept_bytes;
 	uint64		kept_removed;
@@ -192,6 +193,8 @@ jitprof_status_1_0(PG_FUNCTION_ARGS)
 				   tiering->expressions_never_compiled);
 	put_status_u64(rsinfo, "tiering_failures", tiering->failures);
 	put_status_u64(rsinfo, "tiering_rests", tiering->rests);
+	put_status_u64(rsinfo, "plan_node_entries", nodes->entries);
+	put_status_u64(rsinfo, "plan_node_wrappers", nodes->wrappers);
 	put_status_u64(rsinfo, "tiering_plans_promoted", tiering_plans->promoted);
 	put_status_u64(rsinfo, "tiering_plans_below_floor",
 				   tiering_plans->below_floor);
