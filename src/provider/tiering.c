@@ -327,13 +327,9 @@ jp_tiering_defer(ExprState *state, const JpTieringCompiler *compiler)
 	JpTierWeight weight;
 
 	/* a plan below the floor cost, or one the rule does not tier */
-	if (jp_tier_rule_below_floor(estate))
-	{
-		ExecReadyInterpretedExpr(state);
-		return true;
-	}
-	query = query_of(estate, compiler);
-	if (!query->rule.admitted)
+	query = jp_tier_rule_below_floor(estate) ? NULL :
+		query_of(estate, compiler);
+	if (query == NULL || !query->rule.admitted)
 	{
 		ExecReadyInterpretedExpr(state);
 		return true;

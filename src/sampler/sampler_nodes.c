@@ -9,9 +9,10 @@
  * replaced on return; the handler reads that int, so it always sees a
  * whole id.  The wrapper forwards to the pointer it replaced, whatever
  * wrapper sits above or below it; a node that runs its own dispatch gets
- * a copy of the wrapper's fast path made for its id instead (its entry).  A statement that does not JIT is never
- * wrapped, nor anything with jitprof.plan_nodes off.  Hash, SubPlan and
- * Bitmap nodes, composition and flushes: doc/plan_nodes.md.
+ * a copy of the wrapper's fast path made for its id instead (its entry).
+ * A statement that does not JIT is never wrapped, nor anything with
+ * jitprof.plan_nodes off.  Hash, SubPlan and Bitmap nodes, composition and
+ * flushes: doc/plan_nodes.md.
  *
  * Copyright (c) 2026, The jitprof Developers
  * Distributed under the PostgreSQL License (the file LICENSE).
@@ -270,17 +271,19 @@ install_walker(PlanState *ps, void *context)
 	{
 		JpNodeEntry *e = &node_table[id];
 		int			pid = parent != NULL ? parent->plan->plan_node_id : -1;
-
+		bool		left_wrapped = points_here(ps, id);
 		ExecProcNodeMtd ours;
 
+		/* left wrapped, but not as this node's forwarder: leave it be */
+		if (left_wrapped && e->fwd_node != ps)
+			goto children;
+		/* before ours_for, which reads it */
 		e->implicit = (parent != NULL && IsA(parent, HashState) &&
 					   pid >= 0 && pid < JP_MAX_PLAN_NODES) ?
 			(pid | JP_NODE_IMPLICIT) : 0;
-		if (points_here(ps, id))
+		if (left_wrapped)
 		{
 			/* left wrapped by an earlier run: forward as then */
-			if (e->fwd_node != ps)
-				goto children;
 			ours = jp_node_wrapper;
 			wrap_counters.wrappers++;
 		}

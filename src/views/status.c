@@ -193,11 +193,11 @@ jitprof_status_1_0(PG_FUNCTION_ARGS)
 				   tiering->expressions_never_compiled);
 	put_status_u64(rsinfo, "tiering_failures", tiering->failures);
 	put_status_u64(rsinfo, "tiering_rests", tiering->rests);
-	put_status_u64(rsinfo, "plan_node_entries", nodes->entries);
-	put_status_u64(rsinfo, "plan_node_wrappers", nodes->wrappers);
 	put_status_u64(rsinfo, "tiering_plans_promoted", tiering_plans->promoted);
 	put_status_u64(rsinfo, "tiering_plans_below_floor",
 				   tiering_plans->below_floor);
+	put_status_u64(rsinfo, "plan_node_entries", nodes->entries);
+	put_status_u64(rsinfo, "plan_node_wrappers", nodes->wrappers);
 	put_status_u64(rsinfo, "store_shmem_bytes", sizes.shmem_bytes);
 	put_status_u64(rsinfo, "store_hotspot_entry_bytes",
 				   sizes.hotspot_entry_bytes);
