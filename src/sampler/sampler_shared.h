@@ -14,10 +14,11 @@
  *	  one side sets and the other clears), and the main code orders its
  *	  stores with pg_compiler_barrier();
  *	- the handler adds to counters, sets flush_armed and flush_pending,
- *	  stores into watched plan nodes' ExecProcNode while a flush is due,
- *	  makes the pointer stores tiering armed (jp_sampler_wake_arm), and
- *	  reads the range table and the stack; it allocates nothing, takes no
- *	  lock, touches no shared memory and calls no function;
+ *	  stores into watched or wrapped plan nodes' ExecProcNode while a flush
+ *	  is due, makes the pointer stores tiering armed (jp_sampler_wake_arm),
+ *	  and reads the range table and the stack; it allocates nothing, takes
+ *	  no lock, touches no shared memory and calls no function but
+ *	  jp_nodes_arm_flush, which makes those stores for a wrapped plan;
  *	- counters the main code reads and zeroes are guarded by jp_sig.flushing,
  *	  not by blocking the signal: while it is set, the handler adds only to
  *	  side_samples and the execution's deferred_samples;
@@ -206,7 +207,8 @@ typedef struct JpWatchEntry
  *				   main code (sampler_nodes.c), around a compile_expr call;
  *				   read by the handler to charge compile time to the node.
  *	flush_pending  set by the handler when a flush is due while plan nodes
- *				   are wrapped; cleared by sampler_nodes.c when it flushes.
+ *				   are wrapped (and the nodes on their entries pointed at the
+ *				   wrapper); cleared by sampler_nodes.c when it flushes.
  *	nopen, forward_fallbacks
  *				   main code only (sampler_profile.c): here because they
  *				   describe the executions above.
@@ -288,6 +290,7 @@ jp_exec_of(const QueryDesc *queryDesc)
 extern bool jitprof_plan_nodes;
 extern bool jp_nodes_install(QueryDesc *queryDesc, JpExec *exec);
 extern void jp_nodes_uninstall(bool capture);
+extern void jp_nodes_arm_flush(void);	/* the handler's */
 extern void jp_nodes_reset_after_error(void);
 extern void jp_nodes_forget_exec(JpExec *exec);
 extern void jp_nodes_capture_shape(JpExec *exec);

@@ -198,11 +198,12 @@ arm_flush_if_due(const JpExec *exec)
 	if (jp_sig.flush_after <= 0 || exec->since_flush < jp_sig.flush_after ||
 		jp_sig.flush_armed || jp_sig.disarming)
 		return;
-	/* a wrapped plan flushes at its next node call */
+	/* a wrapped plan flushes at its next node call, in the wrapper */
 	if (jp_sig.node_exec == exec->id)
 	{
 		jp_sig.flush_armed = true;
 		jp_sig.flush_pending = true;
+		jp_nodes_arm_flush();
 	}
 	else
 		arm_flush();
