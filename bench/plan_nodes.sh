@@ -15,7 +15,9 @@
 # summed times.  Targets (issue 35): >= 0.99 of off's throughput, that is
 # on ÷ off <= 1.01, at 99 Hz.
 #
-#   [RATES="99 1000"] bench/plan_nodes.sh [ROUNDS [ROWS]]
+#   [RATES="99 1000"] [QUERIES="0 1 2 3"] bench/plan_nodes.sh [ROUNDS [ROWS]]
+# QUERIES picks the statements by index (0 nested loop, 1 sort, 2 hash
+# join, 3 TPC-H Q1).
 # ROUNDS (default 20), ROWS (default 2000000: lineitem's and the sort's
 # rows, the hash join's probe side, and the nested loop's inner tuples,
 # 1000 × ROWS/1000).  Run as root (builds and installs like tools/test.sh;
@@ -67,13 +69,14 @@ planner_sets=(
 	"RESET enable_hashjoin; RESET enable_mergejoin;"
 )
 
-bench_banner "$rounds" "$rows" "(RATES=\"$rates\")"
+which=${QUERIES:-${!queries[*]}}
+bench_banner "$rounds" "$rows" "(RATES=\"$rates\" QUERIES=\"$which\")"
 for rate in $rates; do
 	{
 		echo "SET jit_above_cost = 0; SET jit_inline_above_cost = 0; SET jit_optimize_above_cost = 0;"
 		echo "SET jitprof.sample_rate = $rate;"
 		for ((r = 0; r <= rounds; r++)); do
-			for i in "${!queries[@]}"; do
+			for i in $which; do
 				echo "${planner_sets[$i]}"
 				for jit in on off; do
 					order="off on"
@@ -97,7 +100,7 @@ for rate in $rates; do
 	psql_q -f "$work/measure.sql"
 done
 
-psql_q -P format=aligned -P footer=off -c "
+psql_q -P format=aligned -P footer=off -P tuples_only=off -c "
 WITH paired AS (
   SELECT rate, q, jit, r,
          max(ns) FILTER (WHERE prof = 'on')::float8 /
