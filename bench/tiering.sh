@@ -48,7 +48,9 @@
 # CPU ms per query and configuration, ratios to off and to the better of
 # off and eager, geometric means per class, and pgbench tps ratios.
 #
-#   [REPEAT=n] bench/tiering.sh [ROUNDS [SCALE [OLTP_SECONDS]]]
+#   [REPEAT=n] [CLASSES="oltp tpch over under"] bench/tiering.sh [ROUNDS [SCALE [OLTP_SECONDS]]]
+#
+# CLASSES picks the query classes to run (all by default).
 #
 # The short form for a shared machine is bench/tiering.sh 3 1 5; the full
 # form (a quiet machine) bench/tiering.sh 15 20 60.  Run as root (builds
@@ -62,6 +64,7 @@ oltp_seconds=${3:-5}
 rows_under=$((200000 * scale))
 train=5
 repeat=${REPEAT:-100}
+classes=" ${CLASSES:-oltp tpch over under} "
 here=$(cd "$(dirname "$0")" && pwd)
 . "$here"/../tools/common.sh
 build_and_install >/dev/null
@@ -106,7 +109,9 @@ psql_q -f "$work/load.sql" >/dev/null
 	for f in few_rows tiny_estimate; do
 		printf 'under\t%s\tSELECT k %% 10, sum(v * 1.5 + k), avg(v - k), max(v * k), min(v / (k + 1)), count(*) FROM %s() GROUP BY 1 ORDER BY 1\n' $f $f
 	done
-} >"$work/statements.tsv"
+} | while IFS=$'\t' read -r class rest; do
+	[[ $classes == *" $class "* ]] && printf '%s\t%s\n' "$class" "$rest"
+done >"$work/statements.tsv"
 
 # what each configuration sets, after the settings and the role are reset
 # (RESET ALL leaves the role as it was: without RESET ROLE, every
@@ -177,6 +182,7 @@ psql_q -f "$work/run.sql" >/dev/null
 # is on, the configurations' order rotating as above
 declare -A tps
 workloads=(select tpcb)
+[[ $classes == *" oltp "* ]] || workloads=()
 for ((r = 0; r < rounds; r++)); do
 	for w in "${workloads[@]}"; do
 		script=-S

@@ -100,7 +100,7 @@ hooks_ExecutorStart(QueryDesc *queryDesc, int eflags)
 	}
 
 	/* and so may tiering, for a plan the advisor does not follow */
-	jp_tiering_plan(queryDesc, eflags);
+	jp_tiering_plan(queryDesc, eflags, nesting_level == 0);
 
 	/*
 	 * A statement that does not JIT opens no execution, so it needs no PG_TRY
@@ -262,6 +262,9 @@ static void
 hooks_ExecutorEnd(QueryDesc *queryDesc)
 {
 	JpSamplerFrame frame;
+
+	/* did a plan under tiering's floor run long? */
+	jp_tiering_plan_end(queryDesc);
 
 	/* releasing the query's JIT code is the query's time too */
 	if (jp_sampler_enter(queryDesc, &frame) ||

@@ -95,9 +95,13 @@ typedef struct JpTieringPlanCounters
 {
 	uint64		promoted;		/* under jit_above_cost, tiered */
 	uint64		below_floor;	/* JIT by PostgreSQL, run interpreted */
+	uint64		remembered;		/* under the floor, ran long: remembered */
+	uint64		by_history;		/* under the floor, tiered as remembered */
+	uint64		replaced;		/* remembered query IDs replaced */
 } JpTieringPlanCounters;
 
-extern void jp_tiering_plan(QueryDesc *queryDesc, int eflags);
+extern void jp_tiering_plan(QueryDesc *queryDesc, int eflags, bool toplevel);
+extern void jp_tiering_plan_end(QueryDesc *queryDesc);
 extern void jp_tiering_offer(QueryDesc *queryDesc, JpTieringOffer *offer);
 extern const JpTieringPlanCounters *jp_tiering_plan_counters(void);
 

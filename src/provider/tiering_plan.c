@@ -4,9 +4,10 @@
  *	  Which plans tiered JIT takes, decided at ExecutorStart: with
  *	  jitprof.tiering on, a plan above tiering's floor cost is tiered even
  *	  when jit_above_cost kept PostgreSQL from compiling it, and a plan below
- *	  the floor runs as with jit = off.  A tiered plan may be compiled at
- *	  every level whose threshold is not -1, whatever its cost: the rule
- *	  chooses the level from the work the query does.
+ *	  the floor runs as with jit = off, unless its query ran long before
+ *	  (then it is tiered too).  A tiered plan may be compiled at every level
+ *	  whose threshold is not -1, whatever its cost: the rule chooses the
+ *	  level from the work the query does.
  *
  * Contract: the executor gets a copy of the PlannedStmt with other jitFlags
  * (core/plan_copy.c); the plan itself (a cached plan's
@@ -14,7 +15,11 @@
  * provider other than jitprof, parallel workers (their flags are their
  * leader's) and queries the JIT advisor follows are left as they are: the
  * advisor runs those at its own levels, tiered among them, from what
- * jp_tiering_offer tells it.  The long story: doc/tiering.md, "Which plans
+ * jp_tiering_offer tells it.  A top-level statement under the floor that
+ * ran long, by the sampler's count of its CPU time, is remembered by query
+ * ID in a table of JP_TIER_REMEMBER_SLOTS, one slot per ID (a newer ID
+ * replaces an older one in its slot, counted): its plans are tiered from
+ * then on in this backend.  The long story: doc/tiering.md, "Which plans
  * are tiered".
  *
  * Copyright (c) 2026, The jitprof Developers
@@ -37,6 +42,14 @@
 
 static JpTieringPlanCounters plan_counters;
 static bool warned = false;
+
+/* CPU time after which a statement under the floor is remembered */
+#define REMEMBER_AFTER_MS	20
+
+/* the top-level statement under the floor being timed, and its start */
+static QueryDesc *timed_query = NULL;
+static uint32 timed_from;
+
 
 /* Will this backend's JIT go through jitprof, once it is loaded? */
 static bool
@@ -102,22 +115,35 @@ run_with_flags(QueryDesc *queryDesc, int flags)
  * JIT that is below the floor runs interpreted, at jit = off's cost.
  */
 void
-jp_tiering_plan(QueryDesc *queryDesc, int eflags)
+jp_tiering_plan(QueryDesc *queryDesc, int eflags, bool toplevel)
 {
 	PlannedStmt *pstmt;
 	Cost		cost;
 	bool		above_floor;
+	bool		by_history = false;
 
 	if (likely(!jitprof_tiering))
 		return;
+	if (toplevel)
+		timed_query = NULL;
 	pstmt = queryDesc->plannedstmt;
 	cost = pstmt->planTree->total_cost;
 	above_floor = jitprof_tiering_threshold >= 0 ||
 		cost >= jitprof_tiering_min_cost;
+	if (!above_floor && jp_tier_rule_remembered(pstmt->queryId))
+		above_floor = by_history = true;
 
 	/* most OLTP statements: not JIT-compiled, and under the floor */
 	if ((pstmt->jitFlags & PGJIT_PERFORM) == 0 && !above_floor)
+	{
+		/* time it, to remember it if it runs long (jp_tiering_plan_end) */
+		if (toplevel && pstmt->queryId != 0 && jit_enabled)
+		{
+			timed_query = queryDesc;
+			timed_from = jp_sampler_ticks();
+		}
 		return;
+	}
 	if ((eflags & EXEC_FLAG_EXPLAIN_ONLY) != 0 || !jit_enabled ||
 		IsParallelWorker() || queryDesc == jp_advisor_open_query)
 		return;
@@ -126,7 +152,11 @@ jp_tiering_plan(QueryDesc *queryDesc, int eflags)
 	{
 		if (jit_above_cost >= 0 && jit_expressions && jitprof_is_provider() &&
 			run_with_flags(queryDesc, flags_for_tiering(cost)))
+		{
 			plan_counters.promoted++;
+			if (by_history)
+				plan_counters.by_history++;
+		}
 	}
 	else if (!above_floor)
 	{
@@ -138,8 +168,43 @@ jp_tiering_plan(QueryDesc *queryDesc, int eflags)
 		/* a plan PostgreSQL JITs: the rule chooses its level the same way */
 		int			flags = pstmt->jitFlags | level_flags(cost);
 
-		if (flags != pstmt->jitFlags)
-			(void) run_with_flags(queryDesc, flags);
+		if (flags != pstmt->jitFlags && run_with_flags(queryDesc, flags) &&
+			by_history)
+			plan_counters.by_history++;
+	}
+}
+
+/*
+ * ExecutorEnd, before the next hook: a top-level statement under the floor
+ * that the sampler saw run for REMEMBER_AFTER_MS of CPU time or more is
+ * remembered, so that its next plans are tiered.  The sampler counts only
+ * once this backend has run a JIT statement (its timer starts then), and
+ * not at all with jitprof.sample_rate = 0.
+ */
+void
+jp_tiering_plan_end(QueryDesc *queryDesc)
+{
+	int			rate;
+	uint32		ticks;
+
+	if (likely(queryDesc != timed_query))
+		return;
+	timed_query = NULL;
+	rate = jp_sampler_tick_rate();
+	ticks = jp_sampler_ticks() - timed_from;
+	if (rate <= 0 || ticks < 2 ||
+		(uint64) ticks * 1000 < (uint64) rate * REMEMBER_AFTER_MS)
+		return;
+	switch (jp_tier_rule_remember(queryDesc->plannedstmt->queryId))
+	{
+		case JP_TIER_REMEMBERED_REPLACING:
+			plan_counters.replaced++;
+			/* FALLTHROUGH */
+		case JP_TIER_REMEMBERED:
+			plan_counters.remembered++;
+			break;
+		case JP_TIER_ALREADY_REMEMBERED:
+			break;
 	}
 }
 

@@ -44,6 +44,34 @@
 int			jitprof_tiering_threshold = -1;
 double		jitprof_tiering_min_cost = 1000.0;
 
+/* query IDs of statements under the floor that ran long, by ID's slot */
+static int64 remembered[JP_TIER_REMEMBER_SLOTS];
+
+static inline int
+remember_slot(int64 queryid)
+{
+	return (int) ((uint64) queryid % JP_TIER_REMEMBER_SLOTS);
+}
+
+/* query ID 0 (none computed) is never remembered */
+JpTierRemembered
+jp_tier_rule_remember(int64 queryid)
+{
+	int			slot = remember_slot(queryid);
+	bool		replacing = remembered[slot] != 0;
+
+	if (queryid == 0 || remembered[slot] == queryid)
+		return JP_TIER_ALREADY_REMEMBERED;
+	remembered[slot] = queryid;
+	return replacing ? JP_TIER_REMEMBERED_REPLACING : JP_TIER_REMEMBERED;
+}
+
+bool
+jp_tier_rule_remembered(int64 queryid)
+{
+	return queryid != 0 && remembered[remember_slot(queryid)] == queryid;
+}
+
 /*
  * The measured costs of one optimisation level (bench/tiering_calibrate.sh,
  * doc/tiering.md): compiling, in ns, and running one step of compiled

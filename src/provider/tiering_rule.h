@@ -71,12 +71,33 @@ extern int	jitprof_tiering_threshold;
 extern double jitprof_tiering_min_cost;
 extern void jp_tier_rule_define_gucs(void);
 
-/* one comparison: is this plan cheap enough not to be tiered at all? */
+/*
+ * Query IDs of statements under the floor that ran long (tiering_plan.c
+ * times them): JP_TIER_REMEMBER_SLOTS, one slot per ID, a newer ID
+ * replacing an older one in its slot.
+ */
+#define JP_TIER_REMEMBER_SLOTS	64
+
+typedef enum JpTierRemembered
+{
+	JP_TIER_ALREADY_REMEMBERED,
+	JP_TIER_REMEMBERED,
+	JP_TIER_REMEMBERED_REPLACING
+}			JpTierRemembered;
+
+extern JpTierRemembered jp_tier_rule_remember(int64 queryid);
+extern bool jp_tier_rule_remembered(int64 queryid);
+
+/*
+ * Is this plan cheap enough not to be tiered at all?  One comparison for a
+ * plan above the floor.
+ */
 static inline bool
 jp_tier_rule_below_floor(EState *estate)
 {
 	return jitprof_tiering_threshold < 0 &&
-		estate->es_plannedstmt->planTree->total_cost < jitprof_tiering_min_cost;
+		estate->es_plannedstmt->planTree->total_cost < jitprof_tiering_min_cost &&
+		!jp_tier_rule_remembered(estate->es_plannedstmt->queryId);
 }
 
 extern int64 jp_tier_rule_cpu_ns(void);

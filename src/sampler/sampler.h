@@ -83,6 +83,7 @@ extern void jp_sampler_tiering_add(uint32 exec_id,
  */
 #define JP_SAMPLER_MAX_WAKES	16
 extern int	jp_sampler_tick_rate(void);
+extern uint32 jp_sampler_ticks(void);
 extern void jp_sampler_wake_arm(void *volatile *slots[], void *values[],
 								int n);
 extern void jp_sampler_wake_disarm(void);

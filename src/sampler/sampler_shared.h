@@ -209,6 +209,8 @@ typedef struct JpWatchEntry
  *	flush_pending  set by the handler when a flush is due while plan nodes
  *				   are wrapped (and the nodes on their entries pointed at the
  *				   wrapper); cleared by sampler_nodes.c when it flushes.
+ *	ticks          handler: one add per sample, whatever runs; main code
+ *				   (tiering's timing, through jp_sampler_ticks) only reads it.
  *	nopen, forward_fallbacks
  *				   main code only (sampler_profile.c): here because they
  *				   describe the executions above.
@@ -231,6 +233,7 @@ typedef struct JpSamplerShared
 	volatile uint32 compile_exec;	/* JpExec.id compiling for ... */
 	volatile int32 compile_node;	/* ... this plan node, or -1 */
 	volatile sig_atomic_t flush_pending;
+	volatile uint32 ticks;
 	int			nopen;			/* executions in state OPEN */
 	uint32		forward_fallbacks;
 } JpSamplerShared;

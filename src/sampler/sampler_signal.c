@@ -293,6 +293,7 @@ sample_handler(int signo, siginfo_t *info, void *context)
 
 	if (info != NULL && info->si_code == SI_TIMER && info->si_overrun > 0)
 		weight += (uint32) info->si_overrun;
+	jp_sig.ticks += weight;
 
 	/* a tiered query asked to be woken: one pointer store per expression */
 	if (nwakes > 0)
@@ -426,6 +427,16 @@ int
 jp_sampler_tick_rate(void)
 {
 	return timer_ready && armed_rate > 0 ? armed_rate : 0;
+}
+
+/*
+ * The samples the timer has taken in this backend, whatever was running:
+ * tiering times the statements it does not take with it (tiering_plan.c).
+ */
+uint32
+jp_sampler_ticks(void)
+{
+	return jp_sig.ticks;
 }
 
 /*

@@ -196,6 +196,12 @@ jitprof_status_1_0(PG_FUNCTION_ARGS)
 	put_status_u64(rsinfo, "tiering_plans_promoted", tiering_plans->promoted);
 	put_status_u64(rsinfo, "tiering_plans_below_floor",
 				   tiering_plans->below_floor);
+	put_status_u64(rsinfo, "tiering_plans_remembered",
+				   tiering_plans->remembered);
+	put_status_u64(rsinfo, "tiering_plans_by_history",
+				   tiering_plans->by_history);
+	put_status_u64(rsinfo, "tiering_remembered_replaced",
+				   tiering_plans->replaced);
 	put_status_u64(rsinfo, "plan_node_entries", nodes->entries);
 	put_status_u64(rsinfo, "plan_node_wrappers", nodes->wrappers);
 	put_status_u64(rsinfo, "store_shmem_bytes", sizes.shmem_bytes);
