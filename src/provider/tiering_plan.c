@@ -50,7 +50,6 @@ static bool warned = false;
 static QueryDesc *timed_query = NULL;
 static uint32 timed_from;
 
-
 /* Will this backend's JIT go through jitprof, once it is loaded? */
 static bool
 jitprof_is_provider(void)
@@ -130,7 +129,9 @@ jp_tiering_plan(QueryDesc *queryDesc, int eflags, bool toplevel)
 	cost = pstmt->planTree->total_cost;
 	above_floor = jitprof_tiering_threshold >= 0 ||
 		cost >= jitprof_tiering_min_cost;
-	if (!above_floor && jp_tier_rule_remembered(pstmt->queryId))
+	/* a backend that remembered nothing pays no lookup */
+	if (!above_floor && plan_counters.remembered > 0 &&
+		jp_tier_rule_remembered(pstmt->queryId))
 		above_floor = by_history = true;
 
 	/* most OLTP statements: not JIT-compiled, and under the floor */
@@ -168,8 +169,9 @@ jp_tiering_plan(QueryDesc *queryDesc, int eflags, bool toplevel)
 		/* a plan PostgreSQL JITs: the rule chooses its level the same way */
 		int			flags = pstmt->jitFlags | level_flags(cost);
 
-		if (flags != pstmt->jitFlags && run_with_flags(queryDesc, flags) &&
-			by_history)
+		if (flags != pstmt->jitFlags)
+			(void) run_with_flags(queryDesc, flags);
+		if (by_history)
 			plan_counters.by_history++;
 	}
 }
@@ -190,10 +192,11 @@ jp_tiering_plan_end(QueryDesc *queryDesc)
 	if (likely(queryDesc != timed_query))
 		return;
 	timed_query = NULL;
-	rate = jp_sampler_tick_rate();
 	ticks = jp_sampler_ticks() - timed_from;
-	if (rate <= 0 || ticks < 2 ||
-		(uint64) ticks * 1000 < (uint64) rate * REMEMBER_AFTER_MS)
+	if (ticks < 2)
+		return;
+	rate = jp_sampler_tick_rate();
+	if (rate <= 0 || (uint64) ticks * 1000 < (uint64) rate * REMEMBER_AFTER_MS)
 		return;
 	switch (jp_tier_rule_remember(queryDesc->plannedstmt->queryId))
 	{
