@@ -48,7 +48,6 @@ typedef struct JpNodeEntry
 	int32		parent;			/* parent's plan_node_id, -1 */
 	PlanState  *fwd_node;		/* a node left wrapped after its run */
 	int			rewraps;
-	bool		on_entry;		/* ours is the node's entry, not the wrapper */
 } JpNodeEntry;
 
 static JpNodeEntry node_table[JP_MAX_PLAN_NODES];
@@ -60,6 +59,17 @@ static JpNodeWrapCounters wrap_counters;
 
 static TupleTableSlot *jp_node_wrapper(PlanState *node);
 static const ExecProcNodeMtd node_entry[JP_MAX_PLAN_NODES];
+
+/*
+ * Whether a node whose ExecProcNode we replaced with fn can run through its
+ * entry: fn is the node's own dispatch (what ExecProcNodeFirst installs
+ * unless the node is instrumented) and no Hash build runs between its calls.
+ */
+static inline bool
+entry_fits(PlanState *node, int id, ExecProcNodeMtd fn)
+{
+	return fn == node->ExecProcNodeReal && node_table[id].implicit == 0;
+}
 
 /* whether node's ExecProcNode is one of ours: the wrapper or its entry */
 static inline bool
@@ -81,10 +91,12 @@ flush_now(void)
 	jp_flush_due();
 	for (int i = 0; i < ninstalled; i++)
 	{
-		JpNodeEntry *e = &node_table[installed[i]];
+		int			id = installed[i];
+		JpNodeEntry *e = &node_table[id];
 
-		if (e->on_entry && e->node->ExecProcNode == jp_node_wrapper)
-			e->node->ExecProcNode = node_entry[installed[i]];
+		if (e->node->ExecProcNode == jp_node_wrapper &&
+			entry_fits(e->node, id, e->saved))
+			e->node->ExecProcNode = node_entry[id];
 	}
 	pg_compiler_barrier();
 	jp_sig.flush_armed = false;
@@ -126,17 +138,13 @@ jp_nodes_arm_flush(void)
 }
 
 /*
- * What a node whose ExecProcNode went from ours to fn gets: its entry, when
- * fn is the node's own dispatch (what ExecProcNodeFirst installs unless the
- * node is instrumented) and no Hash build runs between its calls; else the
- * wrapper.
+ * What a node whose ExecProcNode went from ours to fn gets: its entry when
+ * it fits (entry_fits), else the wrapper.
  */
 static inline ExecProcNodeMtd
 ours_for(PlanState *node, int id, ExecProcNodeMtd fn)
 {
-	node_table[id].on_entry = (fn == node->ExecProcNodeReal &&
-							   node_table[id].implicit == 0);
-	if (node_table[id].on_entry)
+	if (entry_fits(node, id, fn))
 	{
 		wrap_counters.entries++;
 		return node_entry[id];
