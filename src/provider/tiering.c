@@ -327,7 +327,7 @@ jp_tiering_defer(ExprState *state, const JpTieringCompiler *compiler)
 	JpTierWeight weight;
 
 	/* a plan below the floor cost, or one the rule does not tier */
-	query = jp_tier_rule_below_floor(estate) ? NULL :
+	query = jp_tier_rule_below_floor(estate->es_plannedstmt) ? NULL :
 		query_of(estate, compiler);
 	if (query == NULL || !query->rule.admitted)
 	{

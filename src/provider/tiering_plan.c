@@ -119,7 +119,7 @@ jp_tiering_plan(QueryDesc *queryDesc, int eflags, bool toplevel)
 	PlannedStmt *pstmt;
 	Cost		cost;
 	bool		above_floor;
-	bool		by_history = false;
+	bool		by_history;
 
 	if (likely(!jitprof_tiering))
 		return;
@@ -127,12 +127,9 @@ jp_tiering_plan(QueryDesc *queryDesc, int eflags, bool toplevel)
 		timed_query = NULL;
 	pstmt = queryDesc->plannedstmt;
 	cost = pstmt->planTree->total_cost;
-	above_floor = jitprof_tiering_threshold >= 0 ||
-		cost >= jitprof_tiering_min_cost;
-	/* a backend that remembered nothing pays no lookup */
-	if (!above_floor && plan_counters.remembered > 0 &&
-		jp_tier_rule_remembered(pstmt->queryId))
-		above_floor = by_history = true;
+	above_floor = !jp_tier_rule_priced_under_floor(pstmt);
+	by_history = !above_floor && jp_tier_rule_remembered(pstmt->queryId);
+	above_floor |= by_history;
 
 	/* most OLTP statements: not JIT-compiled, and under the floor */
 	if ((pstmt->jitFlags & PGJIT_PERFORM) == 0 && !above_floor)

@@ -44,32 +44,23 @@
 int			jitprof_tiering_threshold = -1;
 double		jitprof_tiering_min_cost = 1000.0;
 
-/* query IDs of statements under the floor that ran long, by ID's slot */
-static int64 remembered[JP_TIER_REMEMBER_SLOTS];
-
-static inline int
-remember_slot(int64 queryid)
-{
-	return (int) ((uint64) queryid % JP_TIER_REMEMBER_SLOTS);
-}
+/*
+ * Query IDs of statements under the floor that ran long, by ID's slot;
+ * written here only, read by tiering's files (jp_tier_rule_remembered).
+ */
+int64		jp_tier_rule_remembered_ids[JP_TIER_REMEMBER_SLOTS];
 
 /* query ID 0 (none computed) is never remembered */
 JpTierRemembered
 jp_tier_rule_remember(int64 queryid)
 {
-	int			slot = remember_slot(queryid);
-	bool		replacing = remembered[slot] != 0;
+	int64	   *slot = &jp_tier_rule_remembered_ids[jp_tier_rule_remember_slot(queryid)];
+	bool		replacing = *slot != 0;
 
-	if (queryid == 0 || remembered[slot] == queryid)
+	if (queryid == 0 || *slot == queryid)
 		return JP_TIER_ALREADY_REMEMBERED;
-	remembered[slot] = queryid;
+	*slot = queryid;
 	return replacing ? JP_TIER_REMEMBERED_REPLACING : JP_TIER_REMEMBERED;
-}
-
-bool
-jp_tier_rule_remembered(int64 queryid)
-{
-	return queryid != 0 && remembered[remember_slot(queryid)] == queryid;
 }
 
 /*

@@ -85,19 +85,40 @@ typedef enum JpTierRemembered
 	JP_TIER_REMEMBERED_REPLACING
 }			JpTierRemembered;
 
+extern int64 jp_tier_rule_remembered_ids[JP_TIER_REMEMBER_SLOTS];
 extern JpTierRemembered jp_tier_rule_remember(int64 queryid);
-extern bool jp_tier_rule_remembered(int64 queryid);
+
+static inline int
+jp_tier_rule_remember_slot(int64 queryid)
+{
+	return (int) ((uint64) queryid % JP_TIER_REMEMBER_SLOTS);
+}
+
+/* one load: did this query run long under the floor before? */
+static inline bool
+jp_tier_rule_remembered(int64 queryid)
+{
+	return queryid != 0 &&
+		jp_tier_rule_remembered_ids[jp_tier_rule_remember_slot(queryid)] == queryid;
+}
+
+/* priced under the floor, with no forced switch point (which tiers all) */
+static inline bool
+jp_tier_rule_priced_under_floor(const PlannedStmt *pstmt)
+{
+	return jitprof_tiering_threshold < 0 &&
+		pstmt->planTree->total_cost < jitprof_tiering_min_cost;
+}
 
 /*
  * Is this plan cheap enough not to be tiered at all?  One comparison for a
  * plan above the floor.
  */
 static inline bool
-jp_tier_rule_below_floor(EState *estate)
+jp_tier_rule_below_floor(const PlannedStmt *pstmt)
 {
-	return jitprof_tiering_threshold < 0 &&
-		estate->es_plannedstmt->planTree->total_cost < jitprof_tiering_min_cost &&
-		!jp_tier_rule_remembered(estate->es_plannedstmt->queryId);
+	return jp_tier_rule_priced_under_floor(pstmt) &&
+		!jp_tier_rule_remembered(pstmt->queryId);
 }
 
 extern int64 jp_tier_rule_cpu_ns(void);
