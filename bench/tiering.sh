@@ -275,13 +275,27 @@ FROM jitprof_jit_payoff WHERE userid = 'postgres'::regrole GROUP BY 1, 2, 3 ORDE
 SELECT explored, enforced FROM jitprof_advisor;
 EOF
 median() { tr ' ' '\n' | grep . | sort -g | awk '{a[NR]=$1} END {print (NR%2 ? a[(NR+1)/2] : (a[NR/2]+a[NR/2+1])/2)}'; }
+# the median over rounds of one configuration's tps over another's in the
+# same round: the two ran minutes apart at most, so the host's slow spells
+# weigh less than in the ratio of the two medians
+paired() {
+	local -a a b
+	local r out=
+	read -ra a <<<"$1"
+	read -ra b <<<"$2"
+	for ((r = 0; r < ${#a[@]}; r++)); do
+		out="$out $(echo "${a[$r]} / ${b[$r]}" | bc -l)"
+	done
+	echo "$out" | median
+}
 for w in "${workloads[@]}"; do
 	label="-S"
 	[ "$w" = tpcb ] && label="(TPC-B-like)"
-	echo "# oltp $w: pgbench $label -M prepared -c 1 -T $oltp_seconds, JIT forced (jit_above_cost = 0) except off; median tps"
+	echo "# oltp $w: pgbench $label -M prepared -c 1 -T $oltp_seconds, JIT forced (jit_above_cost = 0) except off; median tps, and the median of the per-round ratios (paired)"
 	off_tps=$(echo "${tps[$w/off]}" | median)
 	for c in "${configs[@]}"; do
 		m=$(echo "${tps[$w/$c]}" | median)
-		printf '%-9s tps %10.1f  ratio to off %.3f   (runs:%s)\n' "$c" "$m" "$(echo "$m / $off_tps" | bc -l)" "${tps[$w/$c]}"
+		printf '%-9s tps %10.1f  ratio to off %.3f, paired %.3f   (runs:%s)\n' "$c" "$m" "$(echo "$m / $off_tps" | bc -l)" \
+			"$(paired "${tps[$w/$c]}" "${tps[$w/off]}")" "${tps[$w/$c]}"
 	done
 done
