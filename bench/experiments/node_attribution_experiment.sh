@@ -1,16 +1,29 @@
 #!/bin/bash
-# An experiment, not a benchmark (doc/plan_nodes.md, "Cost"): with
-# stack-scan.patch applied to ad26696, the sampler's handler also guesses
-# each sample's plan node from the interrupted stack and registers, and
-# logs how often the guess agrees with the wrapper's running node.  Runs
-# seven queries three times each with jitprof.plan_nodes on at 1 kHz, and
-# prints each query's plan and the log's agreement lines (confusion rows:
-# the wrapper's node -> how many samples the stack scan gave nodes 0 to 7,
-# then none of them).
+# An experiment, not a benchmark (doc/plan_nodes.md, "Cost"): with one of
+# two patches applied, the sampler's handler also names each sample's plan
+# node another way, and logs how often that agrees with the wrapper's
+# running node.  Runs the queries below three times each with
+# jitprof.plan_nodes on at 1 kHz, JIT forced, tiering at its default, and
+# prints each query's plan and the patch's log lines, whose tag is the
+# first argument:
 #
-#   git apply bench/experiments/stack-scan.patch
-#   bench/experiments/stack_scan_experiment.sh [ROWS]
+#   shadow  stack-scan.patch on ad26696: the deepest word of the interrupted
+#           stack (or callee-saved register) that is one of the plan's
+#           PlanState pointers; the first seven queries
+#   fpw     frame-walk.patch on af5627f: each entry also stores its call's
+#           return address and plan_node_id at a slot chosen by its frame's
+#           address, and the handler walks the interrupted frame pointers
+#           to the first frame whose slot holds its return address; all
+#           nine queries, and the first 16 samples where it found no node
+#
+# Confusion rows: the wrapper's node -> how many samples the other way gave
+# nodes 0 to 7, then none of them.
+#
+#   git apply bench/experiments/frame-walk.patch
+#   JITPROF_PGTREE=... JITPROF_PORT=... bench/experiments/node_attribution_experiment.sh fpw [ROWS]
 set -euo pipefail
+tag=${1:?usage: node_attribution_experiment.sh shadow|fpw [ROWS]}
+rows=${2:-300000}
 cd "$(dirname "$0")/../.."
 . tools/common.sh
 build_and_install >/dev/null
@@ -21,7 +34,6 @@ compute_query_id = on
 max_parallel_workers_per_gather = 0
 work_mem = '256MB'
 jitprof.flush_interval = 0"
-rows=${1:-300000}
 psql_q -c "CREATE EXTENSION jitprof" \
  -c "CREATE TABLE t AS SELECT g AS a, g % 97 AS b FROM generate_series(1, $rows) g" \
  -c "CREATE TABLE s AS SELECT g AS x FROM generate_series(1, 1000) g" \
@@ -37,6 +49,10 @@ q=(
 "SELECT count(*) FROM t WHERE b IN (SELECT x FROM s WHERE x % 5 = 0) AND a % 3 = 0"
 "SELECT count(*) FROM (SELECT b, max(a) FROM t GROUP BY b HAVING max(a) > 5) x, s WHERE s.x = x.b"
 )
+[ "$tag" = fpw ] && q+=(
+"SELECT count(*) FROM t t1 JOIN t t2 ON t1.a = t2.a WHERE t1.b % 3 = 0"
+"SELECT count(*) FROM s WHERE s.x <= 10 AND s.x > (SELECT count(*) FROM t WHERE t.b = s.x % 10)"
+)
 S="SET jitprof.plan_nodes = on; SET jitprof.sample_rate = 1000; SET jit_above_cost = 0; SET jit_optimize_above_cost=0; SET jit_inline_above_cost = 0;"
 for i in "${!q[@]}"; do
   n=$(wc -l < "$work/log")
@@ -45,5 +61,5 @@ for i in "${!q[@]}"; do
   echo "query $i: $body"
   psql_q -c "$S $pre" -c "EXPLAIN (COSTS OFF) $body" | grep -v "^ *\(Filter\|Join Filter\|Hash Cond\|Sort Key\|Group Key\)" | sed 's/^/    /'
   psql_q -c "$S $pre" -c "$body" -c "$body" -c "$body" >/dev/null
-  tail -n +$((n+1)) "$work/log" | grep "jitprof shadow" | sed 's/.*jitprof shadow/  /'
+  tail -n +$((n+1)) "$work/log" | grep "jitprof $tag" | sed "s/.*jitprof $tag/  /"
 done
