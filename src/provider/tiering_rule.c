@@ -44,23 +44,33 @@
 int			jitprof_tiering_threshold = -1;
 double		jitprof_tiering_min_cost = 1000.0;
 
-/*
- * Query IDs of statements under the floor that ran long, by ID's slot;
- * written here only, read by tiering's files (jp_tier_rule_remembered).
- */
-int64		jp_tier_rule_remembered_ids[JP_TIER_REMEMBER_SLOTS];
+/* Query IDs of statements under the floor that ran long, by ID's slot */
+static int64 remembered_ids[JP_TIER_REMEMBER_SLOTS];
+
+static inline int64 *
+remembered_slot(int64 queryid)
+{
+	return &remembered_ids[(uint64) queryid % JP_TIER_REMEMBER_SLOTS];
+}
 
 /* query ID 0 (none computed) is never remembered */
 JpTierRemembered
 jp_tier_rule_remember(int64 queryid)
 {
-	int64	   *slot = &jp_tier_rule_remembered_ids[jp_tier_rule_remember_slot(queryid)];
+	int64	   *slot = remembered_slot(queryid);
 	bool		replacing = *slot != 0;
 
 	if (queryid == 0 || *slot == queryid)
 		return JP_TIER_ALREADY_REMEMBERED;
 	*slot = queryid;
 	return replacing ? JP_TIER_REMEMBERED_REPLACING : JP_TIER_REMEMBERED;
+}
+
+/* did this query run long under the floor before? */
+bool
+jp_tier_rule_remembered(int64 queryid)
+{
+	return queryid != 0 && *remembered_slot(queryid) == queryid;
 }
 
 /*

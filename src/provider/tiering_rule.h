@@ -85,22 +85,8 @@ typedef enum JpTierRemembered
 	JP_TIER_REMEMBERED_REPLACING
 }			JpTierRemembered;
 
-extern int64 jp_tier_rule_remembered_ids[JP_TIER_REMEMBER_SLOTS];
 extern JpTierRemembered jp_tier_rule_remember(int64 queryid);
-
-static inline int
-jp_tier_rule_remember_slot(int64 queryid)
-{
-	return (int) ((uint64) queryid % JP_TIER_REMEMBER_SLOTS);
-}
-
-/* one load: did this query run long under the floor before? */
-static inline bool
-jp_tier_rule_remembered(int64 queryid)
-{
-	return queryid != 0 &&
-		jp_tier_rule_remembered_ids[jp_tier_rule_remember_slot(queryid)] == queryid;
-}
+extern bool jp_tier_rule_remembered(int64 queryid);
 
 /* priced under the floor, with no forced switch point (which tiers all) */
 static inline bool
