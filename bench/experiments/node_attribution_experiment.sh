@@ -15,14 +15,21 @@
 #           address, and the handler walks the interrupted frame pointers
 #           to the first frame whose slot holds its return address; all
 #           nine queries, and the first 16 samples where it found no node
+#   check   frame-walk-check.patch on the commit that made the walk the
+#           profile's (2026-12-07): the entries and the wrapper also keep
+#           the running node as before, in two stores per call, and the
+#           handler compares the walk's node (with its scan above the stack
+#           pointer when the chain breaks) with it; all nine queries and
+#           three more in code without frame pointers (an ICU collation,
+#           md5 through OpenSSL, in a sort and a hash build)
 #
 # Confusion rows: the wrapper's node -> how many samples the other way gave
 # nodes 0 to 7, then none of them.
 #
-#   git apply bench/experiments/frame-walk.patch
-#   JITPROF_PGTREE=... JITPROF_PORT=... bench/experiments/node_attribution_experiment.sh fpw [ROWS]
+#   git apply bench/experiments/frame-walk.patch     (or frame-walk-check.patch)
+#   JITPROF_PGTREE=... JITPROF_PORT=... bench/experiments/node_attribution_experiment.sh fpw|check [ROWS]
 set -euo pipefail
-tag=${1:?usage: node_attribution_experiment.sh shadow|fpw [ROWS]}
+tag=${1:?usage: node_attribution_experiment.sh shadow|fpw|check [ROWS]}
 rows=${2:-300000}
 cd "$(dirname "$0")/../.."
 . tools/common.sh
@@ -49,9 +56,14 @@ q=(
 "SELECT count(*) FROM t WHERE b IN (SELECT x FROM s WHERE x % 5 = 0) AND a % 3 = 0"
 "SELECT count(*) FROM (SELECT b, max(a) FROM t GROUP BY b HAVING max(a) > 5) x, s WHERE s.x = x.b"
 )
-[ "$tag" = fpw ] && q+=(
+[ "$tag" != shadow ] && q+=(
 "SELECT count(*) FROM t t1 JOIN t t2 ON t1.a = t2.a WHERE t1.b % 3 = 0"
 "SELECT count(*) FROM s WHERE s.x <= 10 AND s.x > (SELECT count(*) FROM t WHERE t.b = s.x % 10)"
+)
+[ "$tag" = check ] && q+=(
+"SELECT count(*) FROM (SELECT a::text AS v FROM t ORDER BY 1 COLLATE \"und-x-icu\" DESC) o"
+"SELECT count(*) FROM t WHERE md5(a::text) < '8'"
+"SELECT count(*) FROM s WHERE NOT EXISTS (SELECT 1 FROM t WHERE md5(t.a::text) = md5(s.x::text || 'x'))"
 )
 S="SET jitprof.plan_nodes = on; SET jitprof.sample_rate = 1000; SET jit_above_cost = 0; SET jit_optimize_above_cost=0; SET jit_inline_above_cost = 0;"
 for i in "${!q[@]}"; do

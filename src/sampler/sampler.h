@@ -48,6 +48,7 @@ typedef struct JpSamplerFrame
 	bool		watching;		/* ExecutorRun: its nodes are flush points */
 	bool		wrapped;		/* ExecutorRun: its nodes are profiled */
 	bool		top;			/* ProcessUtility: a top-level statement */
+	uintptr_t	nested_floor;	/* ExecutorRun: what to put back at its end */
 } JpSamplerFrame;
 
 extern void jp_sampler_inner_query(QueryDesc *queryDesc);

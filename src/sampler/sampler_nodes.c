@@ -4,15 +4,16 @@
  *	  The plan-node profile: which plan node of a JIT execution is running
  *	  when the sampler's signal arrives, and the shape of its plan.
  *
- * Contract (see sampler_shared.h): a wrapped node's call makes one store
- * of its plan_node_id into jp_sig.node_running on entry and one of what it
- * replaced on return; the handler reads that int, so it always sees a
- * whole id.  The wrapper forwards to the pointer it replaced, whatever
- * wrapper sits above or below it; a node that runs its own dispatch gets
- * a copy of the wrapper's fast path made for its id instead (its entry).
- * A statement that does not JIT is never wrapped, nor anything with
- * jitprof.plan_nodes off.  Hash, SubPlan and Bitmap nodes, composition and
- * flushes: doc/plan_nodes.md.
+ * A wrapped node's call makes one store: its return address and
+ * plan_node_id, in the frame slot of its call's frame.  At a sample the
+ * handler asks jp_nodes_running, which follows the interrupted frame
+ * pointers to the innermost frame whose slot holds that frame's own return
+ * address: the running node.  The wrapper forwards to the pointer it
+ * replaced, whatever wrapper sits above or below it; a node that runs its
+ * own dispatch gets an entry made for its id instead, which stores and
+ * jumps to the node.  A statement that does not JIT is never wrapped, nor
+ * anything with jitprof.plan_nodes off.  Hash, SubPlan and Bitmap nodes,
+ * composition and flushes: doc/plan_nodes.md.
  *
  * Copyright (c) 2026, The jitprof Developers
  * Distributed under the PostgreSQL License (the file LICENSE).
@@ -23,6 +24,8 @@
  *-------------------------------------------------------------------------
  */
 #include "postgres.h"
+
+#include <link.h>
 
 #include "access/parallel.h"
 #include "executor/executor.h"
@@ -37,15 +40,53 @@
 
 bool		jitprof_plan_nodes = false;
 
+/*
+ * The frame slots: one word per 16 bytes of stack, found from a call's CFA
+ * (its stack pointer before the call), each holding the return address and
+ * plan_node_id that the last node call with that CFA stored.  1 MB of
+ * address space for 2 MB of stack (PostgreSQL's default max_stack_depth);
+ * a deeper stack reuses slots, which costs a miss, never a wrong node,
+ * since a slot is taken only when it holds the frame's own return address.
+ * Only the pages of the depths where nodes run are ever touched.
+ */
+#define FRAME_SLOTS		0x20000
+#define FRAME_SLOT(cfa)	frame_slots[((cfa) >> 4) & (FRAME_SLOTS - 1)]
+#define FRAME_RECORD(id) \
+	(FRAME_SLOT((uintptr_t) __builtin_dwarf_cfa()) = \
+	 ((uintptr_t) __builtin_return_address(0) << 8) | (uintptr_t) (id))
+/* frames the handler follows from the interrupted one, at most */
+#define MAX_NODE_FRAMES	128
+/* how far above the stack pointer it looks for a frame, when none is kept */
+#define STACK_SCAN_BYTES	16384
+
+StaticAssertDecl(JP_MAX_PLAN_NODES <= 256,
+				 "a frame slot keeps a plan_node_id in 8 bits");
+
+static volatile uintptr_t frame_slots[FRAME_SLOTS];
+
+/*
+ * The wrapped run's frames lie below node_top (the ExecutorRun hook's
+ * frame); while a query it does not wrap runs inside it (a function's SQL),
+ * that query's frames lie below nested_floor and are passed over, so that
+ * its samples go to the node that called it.  0 when unset.
+ */
+static volatile uintptr_t node_top = 0;
+static volatile uintptr_t nested_floor = 0;
+
+/* a Hash Join's Hash child, plus 1, by the join's plan_node_id; else 0 */
+static volatile uint16 hash_child[JP_MAX_PLAN_NODES];
+
+/* the executable segment holding MultiExecProcNode */
+static uintptr_t text_lo = 0;
+static uintptr_t text_hi = 0;
+
 
 /* the wrapper's per-node state, indexed by plan_node_id */
 typedef struct JpNodeEntry
 {
 	PlanState  *node;			/* the wrapped node; NULL if none */
 	ExecProcNodeMtd saved;		/* what the wrapper forwards to */
-	bool		in_call;		/* forwarding for fwd_node */
-	int32		implicit;		/* a Hash parent's id | JP_NODE_IMPLICIT, or 0 */
-	int32		parent;			/* parent's plan_node_id, -1 */
+	bool		in_call;		/* running node through the wrapper */
 	PlanState  *fwd_node;		/* a node left wrapped after its run */
 	int			rewraps;
 } JpNodeEntry;
@@ -63,12 +104,12 @@ static const ExecProcNodeMtd node_entry[JP_MAX_PLAN_NODES];
 /*
  * Whether a node whose ExecProcNode we replaced with fn can run through its
  * entry: fn is the node's own dispatch (what ExecProcNodeFirst installs
- * unless the node is instrumented) and no Hash build runs between its calls.
+ * unless the node is instrumented).
  */
 static inline bool
-entry_fits(PlanState *node, int id, ExecProcNodeMtd fn)
+entry_fits(PlanState *node, ExecProcNodeMtd fn)
 {
-	return fn == node->ExecProcNodeReal && node_table[id].implicit == 0;
+	return fn == node->ExecProcNodeReal;
 }
 
 /* whether node's ExecProcNode is one of ours: the wrapper or its entry */
@@ -95,7 +136,7 @@ flush_now(void)
 		JpNodeEntry *e = &node_table[id];
 
 		if (e->node->ExecProcNode == jp_node_wrapper &&
-			entry_fits(e->node, id, e->saved))
+			entry_fits(e->node, e->saved))
 			e->node->ExecProcNode = node_entry[id];
 	}
 	pg_compiler_barrier();
@@ -144,7 +185,7 @@ jp_nodes_arm_flush(void)
 static inline ExecProcNodeMtd
 ours_for(PlanState *node, int id, ExecProcNodeMtd fn)
 {
-	if (entry_fits(node, id, fn))
+	if (entry_fits(node, fn))
 	{
 		wrap_counters.entries++;
 		return node_entry[id];
@@ -173,95 +214,48 @@ rewrap(PlanState *node)
 }
 
 /*
- * What runs once a node returns, when the node is a Hash's child or a Hash
- * was building (running is then its id | JP_NODE_IMPLICIT, see the wrapper).
- */
-static pg_noinline int32
-after_hash(int32 running, JpNodeEntry *e)
-{
-	if (e->implicit != 0)
-		return e->implicit;
-	/* the Hash's parent calls its other child: the build is over */
-	if (e->parent >= 0 &&
-		node_table[running & JP_NODE_ID_MASK].parent == e->parent)
-		return e->parent;
-	return running;
-}
-
-/* What runs once a Hash's child has returned its last tuple: the Hash Join. */
-static pg_noinline int32
-hash_built(JpNodeEntry *e, int32 running)
-{
-	int32		hash = e->implicit & JP_NODE_ID_MASK;
-
-	if (node_table[hash].parent < 0)
-		return running;
-	return node_table[hash].parent;
-}
-
-/*
- * Stands in for a wrapped node's ExecProcNode: marks the node as running
- * while it runs.  Its per-call work is meant to stay a few loads and two
- * stores to jp_sig.node_running, with little to keep across the call: it
- * runs for every tuple of every node.
+ * Stands in for a wrapped node's ExecProcNode where no entry fits: records
+ * the call's frame as the entry does, then forwards to what it replaced,
+ * and puts the node back on its entry when a flush has run.
  */
 static TupleTableSlot *
 jp_node_wrapper(PlanState *node)
 {
 	int			id = node->plan->plan_node_id;
 	JpNodeEntry *e;
-	ExecProcNodeMtd fn;
 	TupleTableSlot *result;
-	int32		outer;
 
 	if (unlikely((unsigned) id >= JP_MAX_PLAN_NODES))
 		return wrapper_slow(node, NULL);
 	e = &node_table[id];
-	outer = jp_sig.node_running;
 
 	/*
 	 * Not this plan's node, or the node already running: no node calls
 	 * itself, so that is a chain of wrappers leading back here.
 	 */
-	if (unlikely(e->node != node || outer == id))
+	if (unlikely(e->node != node || e->in_call))
 		return wrapper_slow(node, e);
-
-	/*
-	 * What runs once this node returns is its caller, except under a Hash:
-	 * the Hash goes on building (hashing and inserting the tuple) between its
-	 * child's calls, until its parent calls its other child.
-	 */
-	if (unlikely(((outer | e->implicit) & JP_NODE_IMPLICIT) != 0))
-		outer = after_hash(outer, e);
-	fn = e->saved;
-	jp_sig.node_running = id;
+	FRAME_RECORD(id);
 	if (unlikely(jp_sig.flush_pending))
 		flush_now();
-
-	result = fn(node);
+	e->in_call = true;
+	result = e->saved(node);
+	e->in_call = false;
 	if (unlikely(!points_here(node, id)))
 		rewrap(node);
-
-	/*
-	 * A Hash builds until its child returns no tuple; then what runs is the
-	 * Hash Join, so that no node's entry meets a Hash's mark.
-	 */
-	if (unlikely(e->implicit != 0) && TupIsNull(result))
-		outer = hash_built(e, outer);
-
-	jp_sig.node_running = outer;
 	return result;
 }
 
 /*
- * A node's entry: the wrapper's fast path for one plan_node_id, for a node
- * that runs its own dispatch (ours_for), with the id and its table row
- * known when compiled.  It tests only that the node is this plan's, and
- * keeps no frame pointer: nine instructions with gcc 12 at -O2, against
- * the wrapper's 43 (doc/plan_nodes.md, "Cost").  What it leaves out is
- * done elsewhere: a Hash's child clears the Hash's mark when the build ends
- * (jp_node_wrapper), and when a flush falls due the handler points the
- * nodes at the wrapper, which flushes (jp_nodes_arm_flush).
+ * A node's entry, for a node that runs its own dispatch (ours_for): the
+ * one store, then a jump to the node, which returns to the entry's caller.
+ * Six instructions with gcc 12 at -O2 and no frame of its own
+ * (doc/plan_nodes.md, "Cost").  When a flush falls due the handler points
+ * the nodes at the wrapper, which flushes (jp_nodes_arm_flush).  A node of
+ * another plan that reaches an entry (a chain of someone else's wrappers
+ * left after a run) stores an id for a frame that the handler never
+ * follows: it is outside the wrapped run, or inside a query it runs, which
+ * the handler passes over.
  */
 #if defined(__GNUC__) && !defined(__clang__)
 #define ENTRY_ATTRIBUTES __attribute__((optimize("omit-frame-pointer")))
@@ -272,16 +266,8 @@ jp_node_wrapper(PlanState *node)
 static pg_attribute_always_inline TupleTableSlot *
 entry_body(PlanState *node, int id)
 {
-	int32		outer;
-	TupleTableSlot *result;
-
-	if (unlikely(node_table[id].node != node))
-		return jp_node_wrapper(node);
-	outer = jp_sig.node_running;
-	jp_sig.node_running = id;
-	result = node->ExecProcNodeReal(node);
-	jp_sig.node_running = outer;
-	return result;
+	FRAME_RECORD(id);
+	return node->ExecProcNodeReal(node);
 }
 
 #define NODE_ENTRY(h, l) \
@@ -348,10 +334,9 @@ install_walker(PlanState *ps, void *context)
 		/* left wrapped, but not as this node's forwarder: leave it be */
 		if (left_wrapped && e->fwd_node != ps)
 			goto children;
-		/* before ours_for, which reads it */
-		e->implicit = (parent != NULL && IsA(parent, HashState) &&
-					   pid >= 0 && pid < JP_MAX_PLAN_NODES) ?
-			(pid | JP_NODE_IMPLICIT) : 0;
+		if (IsA(ps, HashState) && parent != NULL &&
+			IsA(parent, HashJoinState) && pid >= 0 && pid < JP_MAX_PLAN_NODES)
+			hash_child[pid] = (uint16) (id + 1);
 		if (left_wrapped)
 		{
 			/* left wrapped by an earlier run: forward as then */
@@ -364,7 +349,6 @@ install_walker(PlanState *ps, void *context)
 			ours = ours_for(ps, id, e->saved);
 		}
 		e->fwd_node = NULL;
-		e->parent = pid;
 		e->rewraps = 0;
 		e->in_call = false;
 		e->node = ps;
@@ -379,25 +363,186 @@ children:
 	return false;
 }
 
+#if defined(__x86_64__)
+static int
+find_text_segment(struct dl_phdr_info *info, size_t size, void *data)
+{
+	uintptr_t	target = (uintptr_t) data;
+
+	for (int i = 0; i < info->dlpi_phnum; i++)
+	{
+		const		ElfW(Phdr) * ph = &info->dlpi_phdr[i];
+		uintptr_t	lo = info->dlpi_addr + ph->p_vaddr;
+
+		if (ph->p_type == PT_LOAD && (ph->p_flags & PF_X) != 0 &&
+			target >= lo && target < lo + ph->p_memsz)
+		{
+			text_lo = lo;
+			text_hi = lo + ph->p_memsz;
+			return 1;
+		}
+	}
+	return 0;
+}
+#endif
+
 /*
- * Wrap the plan of queryDesc, run by exec, for the plan-node profile.
- * Returns whether it did (then jp_nodes_uninstall must follow).
+ * Is ret the return address of a call to MultiExecProcNode?  A Hash Join
+ * builds its Hash there, in MultiExecHash, which MultiExecProcNode reaches
+ * by a jump: no node call records it, so the walk recognises the frame that
+ * returns from that call, below the Hash Join's (or below the wrapper's
+ * frames, on the join's first call).  Reads the five bytes of the call only
+ * inside the executable segment, which is mapped.  x86-64 only.
+ */
+static pg_attribute_always_inline bool
+returns_from_multi_exec(uintptr_t ret)
+{
+#if defined(__x86_64__)
+	int32		rel;
+
+	if (ret < text_lo + 5 || ret > text_hi)
+		return false;
+	if (*(const volatile uint8 *) (ret - 5) != 0xE8)	/* call rel32 */
+		return false;
+	memcpy(&rel, (const void *) (ret - 4), sizeof(rel));
+	return ret + (intptr_t) rel == (uintptr_t) MultiExecProcNode;
+#else
+	return false;
+#endif
+}
+
+/* what walk_frames found besides a node's plan_node_id */
+#define WALK_OUTSIDE	(-1)	/* a whole chain up to node_top, no node */
+#define WALK_BROKEN		(-2)	/* no chain of frames from fp to node_top */
+
+/*
+ * Follow the frame pointers from fp (a frame at or above sp) to the
+ * innermost frame whose slot holds its own return address: that frame is a
+ * node's, entered through its entry or the wrapper, and still running, since
+ * a later call at the same depth could only have come after it returned.
+ * With "whole", the chain must also go on unbroken to node_top.  Reads only
+ * inside [sp, node_top), which is mapped main stack.
+ */
+static pg_attribute_always_inline int
+walk_frames(uintptr_t sp, uintptr_t fp, bool whole)
+{
+	uintptr_t	top = node_top;
+	uintptr_t	floor = nested_floor;
+	bool		building = false;
+	int			found = WALK_OUTSIDE;
+
+	for (int i = 0; i < MAX_NODE_FRAMES; i++)
+	{
+		uintptr_t	next;
+		uintptr_t	ret;
+
+		if (fp + 2 * sizeof(uintptr_t) > top)
+			return i > 0 ? found : WALK_BROKEN;
+		if (fp < sp || (fp & (sizeof(uintptr_t) - 1)) != 0)
+			return WALK_BROKEN;
+		next = ((const uintptr_t *) fp)[0];
+		ret = ((const uintptr_t *) fp)[1];
+		if (fp >= floor && found == WALK_OUTSIDE)
+		{
+			uintptr_t	v = FRAME_SLOT(fp + 2 * sizeof(uintptr_t));
+
+			if ((v >> 8) == ret)
+			{
+				found = (int) (v & 0xFF);
+				if (building && hash_child[found] != 0)
+					found = hash_child[found] - 1;
+				if (!whole)
+					return found;
+			}
+			building = building || returns_from_multi_exec(ret);
+		}
+		if (next <= fp)
+			return WALK_BROKEN;
+		fp = next;
+	}
+	return WALK_BROKEN;
+}
+
+/*
+ * The wrapped plan's running node at a sample, for the signal handler, or
+ * -1 for none; sp and fp are the interrupted registers, sp on the main
+ * stack.  Code that keeps no frame pointer and uses the register for
+ * something else (ICU's collation, OpenSSL's digests, parts of glibc)
+ * breaks the chain at the first frame.  Such code saves the frame pointer
+ * of the function that called it on the stack, so the words above sp are
+ * tried in turn as frames; the first from which a whole chain leads up to
+ * node_top is taken.  A dead frame's leftover word rarely leads to one:
+ * the frames it linked to have been overwritten.
+ */
+int
+jp_nodes_running(uintptr_t sp, uintptr_t fp)
+{
+	uintptr_t	top = node_top;
+	uintptr_t	end;
+	int			found = walk_frames(sp, fp, false);
+
+	if (found != WALK_BROKEN)
+		return found;
+	end = Min(sp + STACK_SCAN_BYTES, top - 2 * sizeof(uintptr_t));
+	for (uintptr_t at = sp; at < end; at += sizeof(uintptr_t))
+	{
+		uintptr_t	word = *(const uintptr_t *) at;
+
+		if (word <= at || word >= top)
+			continue;
+		found = walk_frames(at, word, true);
+		if (found != WALK_BROKEN)
+			return found;
+	}
+	return -1;
+}
+
+/*
+ * A query that is not the wrapped one starts running inside it, its frames
+ * below "at": the handler passes over them (nested_floor).  Returns what
+ * jp_nodes_nested_end must be given back.
+ */
+uintptr_t
+jp_nodes_nested_begin(uintptr_t at)
+{
+	uintptr_t	old = nested_floor;
+
+	if (jp_sig.node_exec != 0 && old == 0)
+		nested_floor = at;
+	return old;
+}
+
+void
+jp_nodes_nested_end(uintptr_t old)
+{
+	nested_floor = old;
+}
+
+/*
+ * Wrap the plan of queryDesc, run by exec, for the plan-node profile; its
+ * nodes run in frames below "top".  Returns whether it did (then
+ * jp_nodes_uninstall must follow).
  */
 bool
-jp_nodes_install(QueryDesc *queryDesc, JpExec *exec)
+jp_nodes_install(QueryDesc *queryDesc, JpExec *exec, uintptr_t top)
 {
 	InstallContext cxt;
 
 	if (!jitprof_plan_nodes || jp_sig.node_exec != 0 || exec == NULL ||
 		exec->owner != queryDesc || queryDesc->planstate == NULL)
 		return false;
+#if defined(__x86_64__)
+	if (text_hi == 0)
+		dl_iterate_phdr(find_text_segment, (void *) MultiExecProcNode);
+#endif
 	cxt.parent = NULL;
 	ninstalled = 0;
 	install_walker(queryDesc->planstate, &cxt);
 	installed_query = queryDesc;
 	installed_exec = exec;
 	exec->nodes_tracked = true;
-	jp_sig.node_running = JP_NODE_NONE;
+	node_top = top;
+	nested_floor = 0;
 	jp_sig.flush_pending = false;
 	pg_compiler_barrier();
 	jp_sig.node_exec = exec->id;
@@ -419,7 +564,9 @@ jp_nodes_uninstall(bool capture)
 
 	jp_sig.node_exec = 0;
 	pg_compiler_barrier();
-	jp_sig.node_running = JP_NODE_NONE;
+	node_top = 0;
+	nested_floor = 0;
+	memset((void *) hash_child, 0, sizeof(hash_child));
 	for (int i = 0; i < ninstalled; i++)
 	{
 		JpNodeEntry *e = &node_table[installed[i]];

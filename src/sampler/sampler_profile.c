@@ -1060,8 +1060,11 @@ run_begin_in_execution(QueryDesc *queryDesc, JpSamplerFrame *frame)
 	frame->wrapped = false;
 	if (exec != NULL)
 		jp_sig.current = exec;
+	/* the hook's frame, where the frames of this run begin */
 	if (exec != NULL && jitprof_plan_nodes)
-		frame->wrapped = jp_nodes_install(queryDesc, exec);
+		frame->wrapped = jp_nodes_install(queryDesc, exec, (uintptr_t) frame);
+	frame->nested_floor = frame->wrapped ? 0 :
+		jp_nodes_nested_begin((uintptr_t) frame);
 	if (jp_sig.current != NULL && !watch_active && jp_sig.flush_after > 0 &&
 		!frame->wrapped)
 		frame->watching = watch_begin(queryDesc);
@@ -1095,6 +1098,8 @@ jp_sampler_run_failed(QueryDesc *queryDesc, JpSamplerFrame *frame)
 		watch_end();
 	if (frame->wrapped)
 		jp_nodes_uninstall(false);
+	else
+		jp_nodes_nested_end(frame->nested_floor);
 	jp_nodes_reset_after_error();
 	jp_exec_fail(jp_exec_of(queryDesc));
 	jp_sig.current = frame->saved;
@@ -1112,6 +1117,8 @@ jp_sampler_run_end(JpSamplerFrame *frame)
 		watch_end();
 	if (frame->wrapped)
 		jp_nodes_uninstall(true);
+	else
+		jp_nodes_nested_end(frame->nested_floor);
 	jp_sig.current = frame->saved;
 }
 

@@ -55,12 +55,6 @@
 #define JP_MAX_WATCHED		256
 /* plan nodes with a plan_node_id below this get a plan-node profile */
 #define JP_MAX_PLAN_NODES	256
-/* marks a running node that works outside ExecProcNode (a Hash node's
- * build, between its child's calls); the low 16 bits are the node's id */
-#define JP_NODE_IMPLICIT	0x10000
-#define JP_NODE_ID_MASK		0xFFFF
-/* jp_sig.node_running when no node of the wrapped plan runs */
-#define JP_NODE_NONE		JP_NODE_ID_MASK
 
 /*
  * Samples of one JIT function per expression step, for a function with a
@@ -199,10 +193,10 @@ typedef struct JpWatchEntry
  *	arm, narm      main code (sampler_profile.c) at ExecutorRun, entries
  *				   before the count; the handler reads them to arm the
  *				   watched nodes.
- *	node_exec, node_running
- *				   main code (sampler_nodes.c): node_running, one store as a
- *				   plan node is entered and one as it is left; node_exec when
- *				   a plan is wrapped or unwrapped.  Read by the handler.
+ *	node_exec      main code (sampler_nodes.c) when a plan is wrapped or
+ *				   unwrapped; read by the handler, which then asks
+ *				   sampler_nodes.c for the running node (jp_nodes_running:
+ *				   the frame slots that each node call stores to).
  *	compile_exec, compile_node
  *				   main code (sampler_nodes.c), around a compile_expr call;
  *				   read by the handler to charge compile time to the node.
@@ -229,7 +223,6 @@ typedef struct JpSamplerShared
 	JpWatchEntry *arm[JP_MAX_WATCHED];
 	volatile int narm;
 	volatile uint32 node_exec;	/* JpExec.id whose plan is wrapped */
-	volatile int32 node_running;	/* a plan_node_id, or JP_NODE_NONE */
 	volatile uint32 compile_exec;	/* JpExec.id compiling for ... */
 	volatile int32 compile_node;	/* ... this plan node, or -1 */
 	volatile sig_atomic_t flush_pending;
@@ -291,7 +284,11 @@ jp_exec_of(const QueryDesc *queryDesc)
 
 /* sampler_nodes.c: the running plan node the handler reads */
 extern bool jitprof_plan_nodes;
-extern bool jp_nodes_install(QueryDesc *queryDesc, JpExec *exec);
+extern bool jp_nodes_install(QueryDesc *queryDesc, JpExec *exec,
+							 uintptr_t top);
+extern int	jp_nodes_running(uintptr_t sp, uintptr_t fp);
+extern uintptr_t jp_nodes_nested_begin(uintptr_t at);
+extern void jp_nodes_nested_end(uintptr_t old);
 extern void jp_nodes_uninstall(bool capture);
 extern void jp_nodes_arm_flush(void);	/* the handler's */
 extern void jp_nodes_reset_after_error(void);

@@ -68,7 +68,6 @@ struct JpRangeTable
 /* the state shared with the handler: see sampler_shared.h */
 JpSamplerShared jp_sig = {
 	.compile_node = -1,
-	.node_running = JP_NODE_NONE,
 };
 
 static JpRangeTable *volatile range_table = NULL;
@@ -170,12 +169,14 @@ arm_flush(void)
 /*
  * The plan node a sample of exec belongs to, charged its self (and compile)
  * sample: the node whose expression is being compiled, else the running
- * node when it is this execution's plan's (sampler_nodes.c); -1 for none.
+ * node when this execution's plan is wrapped, found from the interrupted
+ * frames on the main stack (sampler_nodes.c); -1 for none.
  */
 static pg_attribute_always_inline int
-charge_node(JpExec *exec, uint32 weight)
+charge_node(JpExec *exec, const ucontext_t *uc, uint32 weight)
 {
 	int			node = -1;
+	uintptr_t	sp = CONTEXT_SP(uc);
 
 	if (jp_sig.compile_exec == exec->id && jp_sig.compile_node >= 0)
 	{
@@ -183,7 +184,10 @@ charge_node(JpExec *exec, uint32 weight)
 		exec->node_compile[node] += weight;
 	}
 	else if (jp_sig.node_exec == exec->id)
-		node = jp_sig.node_running & JP_NODE_ID_MASK;
+	{
+		if (sp >= stack_lo && sp < stack_hi)
+			node = jp_nodes_running(sp, CONTEXT_FP(uc));
+	}
 	if (node < 0 || node >= JP_MAX_PLAN_NODES)
 		return -1;
 	exec->node_self[node] += weight;
@@ -318,7 +322,7 @@ sample_handler(int signo, siginfo_t *info, void *context)
 	}
 	exec->query_samples += weight;
 	exec->since_flush += weight;
-	node = charge_node(exec, weight);
+	node = charge_node(exec, uc, weight);
 	arm_flush_if_due(exec);
 
 	table = range_table;
