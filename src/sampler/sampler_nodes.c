@@ -56,8 +56,14 @@ bool		jitprof_plan_nodes = false;
 	 ((uintptr_t) __builtin_return_address(0) << 8) | (uintptr_t) (id))
 /* frames the handler follows from the interrupted one, at most */
 #define MAX_NODE_FRAMES	128
-/* how far above the stack pointer it looks for a frame, when none is kept */
+/*
+ * When the interrupted code keeps no frame pointer: how far above the stack
+ * pointer the handler looks for a frame, and how many words that could be
+ * one (stack addresses) it follows at most, so that a sample costs at most
+ * 2,048 word reads and 64 walks
+ */
 #define STACK_SCAN_BYTES	16384
+#define STACK_SCAN_WALKS	64
 
 StaticAssertDecl(JP_MAX_PLAN_NODES <= 256,
 				 "a frame slot keeps a plan_node_id in 8 bits");
@@ -479,6 +485,7 @@ jp_nodes_running(uintptr_t sp, uintptr_t fp)
 {
 	uintptr_t	top = node_top;
 	uintptr_t	end;
+	int			walks = 0;
 	int			found = walk_frames(sp, fp, false);
 
 	if (found != WALK_BROKEN)
@@ -490,6 +497,8 @@ jp_nodes_running(uintptr_t sp, uintptr_t fp)
 
 		if (word <= at || word >= top)
 			continue;
+		if (++walks > STACK_SCAN_WALKS)
+			break;
 		found = walk_frames(at, word, true);
 		if (found != WALK_BROKEN)
 			return found;
