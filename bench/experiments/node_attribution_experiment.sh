@@ -61,7 +61,7 @@ q=(
 "SELECT count(*) FROM s WHERE s.x <= 10 AND s.x > (SELECT count(*) FROM t WHERE t.b = s.x % 10)"
 )
 [ "$tag" = check ] && q+=(
-"SELECT count(*) FROM (SELECT a::text AS v FROM t ORDER BY 1 COLLATE \"und-x-icu\" DESC) o"
+"SELECT count(*) FROM (SELECT a::text AS v FROM t ORDER BY v COLLATE \"und-x-icu\" DESC) o"
 "SELECT count(*) FROM t WHERE md5(a::text) < '8'"
 "SELECT count(*) FROM s WHERE NOT EXISTS (SELECT 1 FROM t WHERE md5(t.a::text) = md5(s.x::text || 'x'))"
 )

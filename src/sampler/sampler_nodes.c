@@ -422,17 +422,19 @@ returns_from_multi_exec(uintptr_t ret)
 #define WALK_BROKEN		(-2)	/* no chain of frames from fp to node_top */
 
 /*
- * Follow the frame pointers from fp (a frame at or above sp) to the
- * innermost frame whose slot holds its own return address: that frame is a
- * node's, entered through its entry or the wrapper, and still running, since
- * a later call at the same depth could only have come after it returned.
- * With "whole", the chain must also go on unbroken to node_top.  Reads only
- * inside [sp, node_top), which is mapped main stack.
+ * Follow the frame pointers from fp to the innermost frame whose slot holds
+ * its own return address: that frame is a node's, entered through its entry
+ * or the wrapper, and still running, since a later call at the same depth
+ * could only have come after it returned.  With "whole", the chain must
+ * also go on unbroken past node_top.  Reads only inside [sp, top), which is
+ * mapped main stack below the hook's frame (top is node_top less two
+ * words), whatever fp holds: code without frame pointers may leave any
+ * value there.
  */
 static pg_attribute_always_inline int
-walk_frames(uintptr_t sp, uintptr_t fp, bool whole)
+walk_frames(uintptr_t sp, uintptr_t fp, uintptr_t top, uintptr_t stack_end,
+			bool whole)
 {
-	uintptr_t	top = node_top;
 	uintptr_t	floor = nested_floor;
 	bool		building = false;
 	int			found = WALK_OUTSIDE;
@@ -442,10 +444,13 @@ walk_frames(uintptr_t sp, uintptr_t fp, bool whole)
 		uintptr_t	next;
 		uintptr_t	ret;
 
-		if (fp + 2 * sizeof(uintptr_t) > top)
-			return i > 0 ? found : WALK_BROKEN;
-		if (fp < sp || (fp & (sizeof(uintptr_t) - 1)) != 0)
+		if (fp < sp || fp >= top || (fp & (sizeof(uintptr_t) - 1)) != 0)
+		{
+			/* a frame above the hook's, reached by a link: the chain's end */
+			if (i > 0 && fp >= top && fp < stack_end)
+				return found;
 			return WALK_BROKEN;
+		}
 		next = ((const uintptr_t *) fp)[0];
 		ret = ((const uintptr_t *) fp)[1];
 		if (fp >= floor && found == WALK_OUTSIDE)
@@ -472,7 +477,7 @@ walk_frames(uintptr_t sp, uintptr_t fp, bool whole)
 /*
  * The wrapped plan's running node at a sample, for the signal handler, or
  * -1 for none; sp and fp are the interrupted registers, sp on the main
- * stack.  Code that keeps no frame pointer and uses the register for
+ * stack, which ends at stack_end.  Code that keeps no frame pointer and uses the register for
  * something else (ICU's collation, OpenSSL's digests, parts of glibc)
  * breaks the chain at the first frame.  Such code saves the frame pointer
  * of the function that called it on the stack, so the words above sp are
@@ -481,16 +486,20 @@ walk_frames(uintptr_t sp, uintptr_t fp, bool whole)
  * the frames it linked to have been overwritten.
  */
 int
-jp_nodes_running(uintptr_t sp, uintptr_t fp)
+jp_nodes_running(uintptr_t sp, uintptr_t fp, uintptr_t stack_end)
 {
-	uintptr_t	top = node_top;
+	uintptr_t	top;
 	uintptr_t	end;
 	int			walks = 0;
-	int			found = walk_frames(sp, fp, false);
+	int			found;
 
+	if (node_top < sp + 2 * sizeof(uintptr_t) || node_top > stack_end)
+		return -1;
+	top = node_top - 2 * sizeof(uintptr_t);
+	found = walk_frames(sp, fp, top, stack_end, false);
 	if (found != WALK_BROKEN)
 		return found;
-	end = Min(sp + STACK_SCAN_BYTES, top - 2 * sizeof(uintptr_t));
+	end = Min(sp + STACK_SCAN_BYTES, top);
 	for (uintptr_t at = sp; at < end; at += sizeof(uintptr_t))
 	{
 		uintptr_t	word = *(const uintptr_t *) at;
@@ -499,7 +508,7 @@ jp_nodes_running(uintptr_t sp, uintptr_t fp)
 			continue;
 		if (++walks > STACK_SCAN_WALKS)
 			break;
-		found = walk_frames(at, word, true);
+		found = walk_frames(at, word, top, stack_end, true);
 		if (found != WALK_BROKEN)
 			return found;
 	}

@@ -286,7 +286,7 @@ jp_exec_of(const QueryDesc *queryDesc)
 extern bool jitprof_plan_nodes;
 extern bool jp_nodes_install(QueryDesc *queryDesc, JpExec *exec,
 							 uintptr_t top);
-extern int	jp_nodes_running(uintptr_t sp, uintptr_t fp);
+extern int	jp_nodes_running(uintptr_t sp, uintptr_t fp, uintptr_t stack_end);
 extern uintptr_t jp_nodes_nested_begin(uintptr_t at);
 extern void jp_nodes_nested_end(uintptr_t old);
 extern void jp_nodes_uninstall(bool capture);

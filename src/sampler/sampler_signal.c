@@ -186,7 +186,7 @@ charge_node(JpExec *exec, const ucontext_t *uc, uint32 weight)
 	else if (jp_sig.node_exec == exec->id)
 	{
 		if (sp >= stack_lo && sp < stack_hi)
-			node = jp_nodes_running(sp, CONTEXT_FP(uc));
+			node = jp_nodes_running(sp, CONTEXT_FP(uc), stack_hi);
 	}
 	if (node < 0 || node >= JP_MAX_PLAN_NODES)
 		return -1;
