@@ -15,8 +15,8 @@
 #           address, and the handler walks the interrupted frame pointers
 #           to the first frame whose slot holds its return address; all
 #           nine queries, and the first 16 samples where it found no node
-#   check   frame-walk-check.patch on the commit that made the walk the
-#           profile's (2026-12-07): the entries and the wrapper also keep
+#   check   frame-walk-check.patch on 66e10f9, the walk as the profile has
+#           it (2026-12-07): the entries and the wrapper also keep
 #           the running node as before, in two stores per call, and the
 #           handler compares the walk's node (with its scan above the stack
 #           pointer when the chain breaks) with it; all nine queries and
@@ -61,7 +61,7 @@ q=(
 "SELECT count(*) FROM s WHERE s.x <= 10 AND s.x > (SELECT count(*) FROM t WHERE t.b = s.x % 10)"
 )
 [ "$tag" = check ] && q+=(
-"SELECT count(*) FROM (SELECT a::text AS v FROM t ORDER BY v COLLATE \"und-x-icu\" DESC) o"
+"SELECT count(*) FROM (SELECT a::text AS v FROM t ORDER BY a::text COLLATE \"und-x-icu\" DESC) o"
 "SELECT count(*) FROM t WHERE md5(a::text) < '8'"
 "SELECT count(*) FROM s WHERE NOT EXISTS (SELECT 1 FROM t WHERE md5(t.a::text) = md5(s.x::text || 'x'))"
 )
