@@ -3,7 +3,6 @@ SET client_min_messages = warning;
 CREATE EXTENSION IF NOT EXISTS jitprof;
 RESET client_min_messages;
 SELECT jitprof_reset();
-
 -- GUCs and their validation.
 SHOW jitprof.sample_rate;
 SHOW jitprof.max_hotspots;
@@ -84,9 +83,11 @@ SELECT sample_rate, samples_taken >= jit_total_samples AS taken_ok,
        evictions, entries > 0 AS has_entries, max_hotspots
   FROM jitprof_sampler;
 
--- Folded stacks for flame graphs: every line is "frames count".
+-- Folded stacks for flame graphs: every line is "frames count", the
+-- frames a JIT function under its role, or (with plan-node data, on by
+-- default) the plan's nodes down to the running one and its function.
 SELECT count(*) > 0 AS has_lines,
-       bool_and(line ~ '^q-?[0-9]+;([A-Za-z]+#-?[0-9]+;[a-z_0-9]+(;\[called from JIT\])?|\[outside JIT\]) [0-9]+$') AS well_formed
+       bool_and(line ~ '^q-?[0-9]+;(([A-Za-z]+#-?[0-9]+;)*[A-Za-z]+#-?[0-9]+(;[a-z_0-9]+(;\[called from JIT\])?)?|\[outside JIT\]|\[outside any node\]) [0-9]+$') AS well_formed
   FROM jitprof_folded() AS line;
 
 -- Privacy: other users' rows hide the query ID and the symbol.
