@@ -23,7 +23,7 @@ SELECT count(*) FROM pn_big b JOIN pn_small s ON s.k = b.x::int;
 SELECT count(*) FROM pn_big b JOIN pn_small s ON s.k = b.x::int;
 
 -- After its first call (ExecProcNodeFirst) a node runs through its own
--- entry; before it, and for the Hash's child, the general wrapper.
+-- entry; before it, the general wrapper.
 SELECT value::bigint > 0 AS entries FROM jitprof_status
   WHERE name = 'plan_node_entries';
 SELECT value::bigint > 0 AS wrappers FROM jitprof_status

@@ -101,6 +101,8 @@ typedef struct JpNodeWrapCounters
 {
 	uint64		entries;
 	uint64		wrappers;
+	uint64		samples_by_scan;	/* node found above the stack pointer */
+	uint64		samples_unplaced;	/* no chain of frames found */
 } JpNodeWrapCounters;
 extern const JpNodeWrapCounters *jp_sampler_node_counters(void);
 

@@ -510,8 +510,12 @@ jp_nodes_running(uintptr_t sp, uintptr_t fp, uintptr_t stack_end)
 			break;
 		found = walk_frames(at, word, top, stack_end, true);
 		if (found != WALK_BROKEN)
+		{
+			wrap_counters.samples_by_scan++;
 			return found;
+		}
 	}
+	wrap_counters.samples_unplaced++;
 	return -1;
 }
 
