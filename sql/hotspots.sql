@@ -84,8 +84,8 @@ SELECT sample_rate, samples_taken >= jit_total_samples AS taken_ok,
   FROM jitprof_sampler;
 
 -- Folded stacks for flame graphs: every line is "frames count", the
--- frames a JIT function under its role, or (with plan-node data, on by
--- default) the plan's nodes down to the running one and its function.
+-- frames a JIT function under its role, or (with plan-node data) the
+-- plan's nodes down to the running one and its function.
 SELECT count(*) > 0 AS has_lines,
        bool_and(line ~ '^q-?[0-9]+;(([A-Za-z]+#-?[0-9]+;)*[A-Za-z]+#-?[0-9]+(;[a-z_0-9]+(;\[called from JIT\])?)?|\[outside JIT\]|\[outside any node\]) [0-9]+$') AS well_formed
   FROM jitprof_folded() AS line;

@@ -38,7 +38,7 @@
 
 #include "sampler/sampler_shared.h"
 
-bool		jitprof_plan_nodes = true;
+bool		jitprof_plan_nodes = false;
 
 /*
  * The frame slots: one word per 16 bytes of stack, found from a call's CFA
@@ -916,7 +916,7 @@ jp_nodes_define_gucs(void)
 							 "Charges the sampler's samples of JIT queries to the plan node that was running.",
 							 "Wraps each plan node of a JIT query; takes effect at the next JIT query.",
 							 &jitprof_plan_nodes,
-							 true,
+							 false,
 							 PGC_SUSET,
 							 0,
 							 NULL, NULL, NULL);

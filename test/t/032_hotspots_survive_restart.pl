@@ -17,8 +17,7 @@ use Test::More;
 use JitprofTest;
 
 # jitprof_folded()'s JIT-function form is checked below; with plan-node
-# data (on by default) it prints plan paths instead, which
-# sql/plan_nodes.sql checks
+# data it prints plan paths instead, which sql/plan_nodes.sql checks
 my $node = jitprof_node('restart',
 	conf => "jitprof.sample_rate = 1000\nrestart_after_crash = on\njitprof.plan_nodes = off\n");
 my $file = $node->data_dir . '/pg_stat/jitprof.stat';
