@@ -255,7 +255,7 @@ jp_node_wrapper(PlanState *node)
 /*
  * A node's entry, for a node that runs its own dispatch (ours_for): the
  * one store, then a jump to the node, which returns to the entry's caller.
- * Six instructions with gcc 12 at -O2 and no frame of its own
+ * Nine instructions with gcc 12 at -O2 and no frame of its own
  * (doc/plan_nodes.md, "Cost").  When a flush falls due the handler points
  * the nodes at the wrapper, which flushes (jp_nodes_arm_flush).  A node of
  * another plan that reaches an entry (a chain of someone else's wrappers
