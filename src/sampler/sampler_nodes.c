@@ -477,9 +477,9 @@ walk_frames(uintptr_t sp, uintptr_t fp, uintptr_t top, uintptr_t stack_end,
 /*
  * The wrapped plan's running node at a sample, for the signal handler, or
  * -1 for none; sp and fp are the interrupted registers, sp on the main
- * stack, which ends at stack_end.  Code that keeps no frame pointer and uses the register for
- * something else (ICU's collation, OpenSSL's digests, parts of glibc)
- * breaks the chain at the first frame.  Such code saves the frame pointer
+ * stack, which ends at stack_end.  Code that keeps no frame pointer and
+ * uses the register for something else (ICU's collation, OpenSSL's
+ * digests, parts of glibc) breaks the chain at the first frame.  Such code saves the frame pointer
  * of the function that called it on the stack, so the words above sp are
  * tried in turn as frames; the first from which a whole chain leads up to
  * node_top is taken.  A dead frame's leftover word rarely leads to one:
