@@ -144,6 +144,9 @@ status=0
 passed=0
 failed=0
 skipped=0
+# every failed unit, named again at the end: a long log's tail (all that a
+# CI page may keep) then still says which unit failed and why
+failures=()
 
 # count UNIT passed|failed|skipped [WHY]
 count() {
@@ -154,6 +157,7 @@ count() {
 			failed=$((failed + 1))
 			status=1
 			echo "jitprof: FAILED $1${3:+: $3}"
+			failures+=("$1${3:+: $3}")
 			;;
 	esac
 }
@@ -612,6 +616,9 @@ leg() {
 		return
 	fi
 	read -r p f k < <(sed -E 's/^jitprof: ([0-9]+) passed, ([0-9]+) failed, ([0-9]+) skipped$/\1 \2 \3/' <<<"$line")
+	while IFS= read -r unit; do
+		failures+=("$name: $unit")
+	done < <(sed -n 's/^jitprof: FAILED //p' "$log")
 	passed=$((passed + p))
 	failed=$((failed + f))
 	skipped=$((skipped + k))
@@ -645,5 +652,8 @@ if [ -n "$chroot_releases" ]; then
 	done
 fi
 
+for unit in ${failures[@]+"${failures[@]}"}; do
+	echo "jitprof: failed unit: $unit"
+done
 echo "jitprof: $passed passed, $failed failed, $skipped skipped"
 exit $status
