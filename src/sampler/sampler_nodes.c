@@ -41,16 +41,21 @@
 bool		jitprof_plan_nodes = false;
 
 /*
- * The frame slots: one word per 16 bytes of stack, found from a call's CFA
- * (its stack pointer before the call), each holding the return address and
- * plan_node_id that the last node call with that CFA stored.  1 MB of
+ * The frame slots: a word for every 16 bytes of stack, found from a call's
+ * CFA (its stack pointer before the call), each holding the return address
+ * and plan_node_id that the last node call with that CFA stored.  2 MB of
  * address space for 2 MB of stack (PostgreSQL's default max_stack_depth);
  * a deeper stack reuses slots, which costs a miss, never a wrong node,
  * since a slot is taken only when it holds the frame's own return address.
- * Only the pages of the depths where nodes run are ever touched.
+ * Only the pages of the depths where nodes run are ever touched.  A slot
+ * lies 2 kB away from its CFA modulo 4 kB: a load of the node's own stack
+ * soon after the store then never matches the store's low 12 address bits,
+ * which stalls it (4K aliasing; doc/plan_nodes.md, "Cost").
  */
-#define FRAME_SLOTS		0x20000
-#define FRAME_SLOT(cfa)	frame_slots[((cfa) >> 4) & (FRAME_SLOTS - 1)]
+#define FRAME_SLOT_SPAN		0x200000
+#define FRAME_SLOT(cfa) \
+	(*(volatile uintptr_t *) ((char *) frame_slots + \
+							  (((cfa) + 0x800) & (FRAME_SLOT_SPAN - 16))))
 #define FRAME_RECORD(id) \
 	(FRAME_SLOT((uintptr_t) __builtin_dwarf_cfa()) = \
 	 ((uintptr_t) __builtin_return_address(0) << 8) | (uintptr_t) (id))
@@ -68,7 +73,7 @@ bool		jitprof_plan_nodes = false;
 StaticAssertDecl(JP_MAX_PLAN_NODES <= 256,
 				 "a frame slot keeps a plan_node_id in 8 bits");
 
-static volatile uintptr_t frame_slots[FRAME_SLOTS];
+static uintptr_t frame_slots[FRAME_SLOT_SPAN / sizeof(uintptr_t)] pg_attribute_aligned(4096);
 
 /*
  * The wrapped run's frames lie below node_top (the ExecutorRun hook's
@@ -82,9 +87,10 @@ static volatile uintptr_t nested_floor = 0;
 /* a Hash Join's Hash child, plus 1, by the join's plan_node_id; else 0 */
 static volatile uint16 hash_child[JP_MAX_PLAN_NODES];
 
-/* the executable segment holding MultiExecProcNode */
+/* the executable segment holding MultiExecProcNode, looked for once */
 static uintptr_t text_lo = 0;
 static uintptr_t text_hi = 0;
+static bool text_looked_for = false;
 
 
 /* the wrapper's per-node state, indexed by plan_node_id */
@@ -427,9 +433,8 @@ returns_from_multi_exec(uintptr_t ret)
  * or the wrapper, and still running, since a later call at the same depth
  * could only have come after it returned.  With "whole", the chain must
  * also go on unbroken past node_top.  Reads only inside [sp, top), which is
- * mapped main stack below the hook's frame (top is node_top less two
- * words), whatever fp holds: code without frame pointers may leave any
- * value there.
+ * mapped main stack below the hook's frame (top is node_top), whatever fp
+ * holds: code without frame pointers may leave any value there.
  */
 static pg_attribute_always_inline int
 walk_frames(uintptr_t sp, uintptr_t fp, uintptr_t top, uintptr_t stack_end,
@@ -444,15 +449,13 @@ walk_frames(uintptr_t sp, uintptr_t fp, uintptr_t top, uintptr_t stack_end,
 		uintptr_t	next;
 		uintptr_t	ret;
 
-		if (fp < sp || fp >= top || (fp & (sizeof(uintptr_t) - 1)) != 0)
+		if (!jp_frame_read(fp, sp, top, &next, &ret))
 		{
-			/* a frame above the hook's, reached by a link: the chain's end */
-			if (i > 0 && fp >= top && fp < stack_end)
+			/* a frame at or above the hook's, reached by a link: the end */
+			if (i > 0 && fp > top - 2 * sizeof(uintptr_t) && fp < stack_end)
 				return found;
 			return WALK_BROKEN;
 		}
-		next = ((const uintptr_t *) fp)[0];
-		ret = ((const uintptr_t *) fp)[1];
 		if (fp >= floor && found == WALK_OUTSIDE)
 		{
 			uintptr_t	v = FRAME_SLOT(fp + 2 * sizeof(uintptr_t));
@@ -479,10 +482,10 @@ walk_frames(uintptr_t sp, uintptr_t fp, uintptr_t top, uintptr_t stack_end,
  * -1 for none; sp and fp are the interrupted registers, sp on the main
  * stack, which ends at stack_end.  Code that keeps no frame pointer and
  * uses the register for something else (ICU's collation, OpenSSL's
- * digests, parts of glibc) breaks the chain at the first frame.  Such code saves the frame pointer
- * of the function that called it on the stack, so the words above sp are
- * tried in turn as frames; the first from which a whole chain leads up to
- * node_top is taken.  A dead frame's leftover word rarely leads to one:
+ * digests, parts of glibc) breaks the chain at the first frame.  Such code
+ * saves the frame pointer of the function that called it on the stack, so
+ * the words above sp are tried in turn as frames; the first from which a
+ * whole chain leads up to node_top is taken.  A dead frame's leftover word rarely leads to one:
  * the frames it linked to have been overwritten.
  */
 int
@@ -493,9 +496,9 @@ jp_nodes_running(uintptr_t sp, uintptr_t fp, uintptr_t stack_end)
 	int			walks = 0;
 	int			found;
 
-	if (node_top < sp + 2 * sizeof(uintptr_t) || node_top > stack_end)
+	top = node_top;
+	if (top < sp + 2 * sizeof(uintptr_t) || top > stack_end)
 		return -1;
-	top = node_top - 2 * sizeof(uintptr_t);
 	found = walk_frames(sp, fp, top, stack_end, false);
 	if (found != WALK_BROKEN)
 		return found;
@@ -554,8 +557,11 @@ jp_nodes_install(QueryDesc *queryDesc, JpExec *exec, uintptr_t top)
 		exec->owner != queryDesc || queryDesc->planstate == NULL)
 		return false;
 #if defined(__x86_64__)
-	if (text_hi == 0)
+	if (!text_looked_for)
+	{
+		text_looked_for = true;
 		dl_iterate_phdr(find_text_segment, (void *) MultiExecProcNode);
+	}
 #endif
 	cxt.parent = NULL;
 	ninstalled = 0;

@@ -342,4 +342,24 @@ jp_step_profile_charge(JpStepProfile *profile, uintptr_t pc, uint32 weight,
 	profile->total[index] += weight;
 }
 
+/*
+ * The frame record (saved frame pointer, return address) that the frame
+ * pointer fp points at, if fp is aligned and the record lies wholly in
+ * [lo, hi), part of the main stack, which is mapped; false, reading
+ * nothing, otherwise.  Code that keeps no frame pointer may leave any value
+ * in the register, so the bounds are compared without overflow.  The
+ * handler's frame walks use it (sampler_signal.c, sampler_nodes.c).
+ */
+static pg_attribute_always_inline bool
+jp_frame_read(uintptr_t fp, uintptr_t lo, uintptr_t hi,
+			  uintptr_t *next, uintptr_t *ret)
+{
+	if (fp < lo || fp > hi || hi - fp < 2 * sizeof(uintptr_t) ||
+		(fp & (sizeof(uintptr_t) - 1)) != 0)
+		return false;
+	*next = ((const uintptr_t *) fp)[0];
+	*ret = ((const uintptr_t *) fp)[1];
+	return true;
+}
+
 #endif							/* JITPROF_SAMPLER_SHARED_H */

@@ -260,11 +260,8 @@ charge_caller(const JpRangeTable *table, JpExec *exec, uintptr_t sp,
 		uintptr_t	ret;
 		int			slot;
 
-		if (fp < sp || fp > stack_hi - 2 * sizeof(uintptr_t) ||
-			(fp & (sizeof(uintptr_t) - 1)) != 0)
+		if (!jp_frame_read(fp, sp, stack_hi, &next, &ret))
 			return;
-		next = ((const uintptr_t *) fp)[0];
-		ret = ((const uintptr_t *) fp)[1];
 		/* the call instruction, which may be a function's last one */
 		slot = lookup_slot(table, ret - 1);
 		if (slot >= 0)
