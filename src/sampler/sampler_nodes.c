@@ -485,8 +485,8 @@ walk_frames(uintptr_t sp, uintptr_t fp, uintptr_t top, uintptr_t stack_end,
  * digests, parts of glibc) breaks the chain at the first frame.  Such code
  * saves the frame pointer of the function that called it on the stack, so
  * the words above sp are tried in turn as frames; the first from which a
- * whole chain leads up to node_top is taken.  A dead frame's leftover word rarely leads to one:
- * the frames it linked to have been overwritten.
+ * whole chain leads up to node_top is taken.  A dead frame's leftover word
+ * rarely leads to one: the frames it linked to have been overwritten.
  */
 int
 jp_nodes_running(uintptr_t sp, uintptr_t fp, uintptr_t stack_end)
