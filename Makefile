@@ -37,6 +37,7 @@ OBJS = \
 	src/sampler/sampler_signal.o \
 	src/sampler/sampler_profile.o \
 	src/sampler/sampler_nodes.o \
+	src/sampler/sampler_sites.o \
 	src/sampler/sampler_steps.o \
 	src/sampler/sampler_tiering.o \
 	src/provider/provider.o \

@@ -22,10 +22,10 @@ SELECT count(*) FROM (SELECT s FROM pn_big ORDER BY s) o;
 SELECT count(*) FROM pn_big b JOIN pn_small s ON s.k = b.x::int;
 SELECT count(*) FROM pn_big b JOIN pn_small s ON s.k = b.x::int;
 
--- After its first call (ExecProcNodeFirst) a node runs through its own
--- entry; before it, the general wrapper.
-SELECT value::bigint > 0 AS entries FROM jitprof_status
-  WHERE name = 'plan_node_entries';
+-- A node learns its call sites on the general wrapper; then most run
+-- unwrapped, told by their sites, and the others through their entries.
+SELECT value::bigint > 0 AS by_site FROM jitprof_status
+  WHERE name = 'plan_node_by_site';
 SELECT value::bigint > 0 AS wrappers FROM jitprof_status
   WHERE name = 'plan_node_wrappers';
 

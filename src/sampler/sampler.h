@@ -101,6 +101,7 @@ typedef struct JpNodeWrapCounters
 {
 	uint64		entries;
 	uint64		wrappers;
+	uint64		by_site;		/* run unwrapped, told by call sites */
 	uint64		samples_by_scan;	/* node found above the stack pointer */
 	uint64		samples_unplaced;	/* no chain of frames found */
 } JpNodeWrapCounters;

@@ -87,6 +87,22 @@ static volatile uintptr_t nested_floor = 0;
 /* a Hash Join's Hash child, plus 1, by the join's plan_node_id; else 0 */
 static volatile uint16 hash_child[JP_MAX_PLAN_NODES];
 
+/*
+ * The wrapped plan's shape, for the handler to follow call sites down it:
+ * each node's ExecProcNodeReal, its outer and inner children's
+ * plan_node_ids (-1 for none), and the root's.
+ */
+static ExecProcNodeMtd node_fn[JP_MAX_PLAN_NODES];
+static int16 node_child[JP_MAX_PLAN_NODES][2];
+static int	root_id = -1;
+
+/* a node's calls the wrapper learns sites from before it runs unwrapped */
+#define LEARN_CALLS		16
+
+/* the frames of one walk, innermost first (the handler is not reentered) */
+static uintptr_t walk_fp[MAX_NODE_FRAMES];
+static uintptr_t walk_ret[MAX_NODE_FRAMES];
+
 /* the executable segment holding MultiExecProcNode, looked for once */
 static uintptr_t text_lo = 0;
 static uintptr_t text_hi = 0;
@@ -101,6 +117,11 @@ typedef struct JpNodeEntry
 	bool		in_call;		/* running node through the wrapper */
 	PlanState  *fwd_node;		/* a node left wrapped after its run */
 	int			rewraps;
+	ExecProcNodeMtd parent_fn;	/* its parent's ExecProcNodeReal */
+	int			position;		/* JP_SITE_*, or -1: no site can tell it */
+	bool		learning;		/* on the wrapper, learning its sites */
+	int			learn_calls;
+	bool		by_site;		/* unwrapped: its sites tell its frames */
 } JpNodeEntry;
 
 static JpNodeEntry node_table[JP_MAX_PLAN_NODES];
@@ -147,8 +168,11 @@ flush_now(void)
 		int			id = installed[i];
 		JpNodeEntry *e = &node_table[id];
 
-		if (e->node->ExecProcNode == jp_node_wrapper &&
-			entry_fits(e->node, e->saved))
+		if (e->node->ExecProcNode != jp_node_wrapper)
+			continue;
+		if (e->by_site)
+			e->node->ExecProcNode = e->saved;
+		else if (!e->learning && entry_fits(e->node, e->saved))
 			e->node->ExecProcNode = node_entry[id];
 	}
 	pg_compiler_barrier();
@@ -183,9 +207,11 @@ jp_nodes_arm_flush(void)
 	for (int i = 0; i < ninstalled; i++)
 	{
 		int			id = installed[i];
-		PlanState  *ps = node_table[id].node;
+		JpNodeEntry *e = &node_table[id];
+		PlanState  *ps = e->node;
 
-		if (ps != NULL && ps->ExecProcNode == node_entry[id])
+		if (ps != NULL && (ps->ExecProcNode == node_entry[id] ||
+						   (e->by_site && ps->ExecProcNode == e->saved)))
 			ps->ExecProcNode = jp_node_wrapper;
 	}
 }
@@ -197,7 +223,7 @@ jp_nodes_arm_flush(void)
 static inline ExecProcNodeMtd
 ours_for(PlanState *node, int id, ExecProcNodeMtd fn)
 {
-	if (entry_fits(node, fn))
+	if (!node_table[id].learning && entry_fits(node, fn))
 	{
 		wrap_counters.entries++;
 		return node_entry[id];
@@ -226,6 +252,41 @@ rewrap(PlanState *node)
 }
 
 /*
+ * A call of a node that is learning its call sites, or that runs unwrapped
+ * and came to the wrapper for a flush: the call returns to ret.  A node
+ * whose LEARN_CALLS calls all came from known sites runs unwrapped; one
+ * called from a site that cannot tell it goes to its entry.
+ */
+static pg_noinline void
+learn_call(PlanState *node, JpNodeEntry *e, int id, uintptr_t ret)
+{
+	bool		known = jp_call_site_learn(ret, e->parent_fn, e->position);
+
+	if (e->by_site)
+	{
+		if (!known)
+		{
+			e->by_site = false;
+			pg_compiler_barrier();
+			node->ExecProcNode = ours_for(node, id, e->saved);
+		}
+		return;
+	}
+	if (known && ++e->learn_calls < LEARN_CALLS)
+		return;
+	e->learning = false;
+	if (known && entry_fits(node, e->saved))
+	{
+		e->by_site = true;
+		wrap_counters.by_site++;
+		pg_compiler_barrier();
+		node->ExecProcNode = e->saved;
+	}
+	else
+		node->ExecProcNode = ours_for(node, id, e->saved);
+}
+
+/*
  * Stands in for a wrapped node's ExecProcNode where no entry fits: records
  * the call's frame as the entry does, then forwards to what it replaced,
  * and puts the node back on its entry when a flush has run.
@@ -250,10 +311,13 @@ jp_node_wrapper(PlanState *node)
 	FRAME_RECORD(id);
 	if (unlikely(jp_sig.flush_pending))
 		flush_now();
+	if (unlikely(e->learning || e->by_site))
+		learn_call(node, e, id, (uintptr_t) __builtin_return_address(0));
 	e->in_call = true;
 	result = e->saved(node);
 	e->in_call = false;
-	if (unlikely(!points_here(node, id)))
+	if (unlikely(!points_here(node, id)) &&
+		!(e->by_site && node->ExecProcNode == e->saved))
 		rewrap(node);
 	return result;
 }
@@ -320,6 +384,16 @@ static const ExecProcNodeMtd node_entry[JP_MAX_PLAN_NODES] = {
 	NODE_ENTRY_REF_ROW(f)
 };
 
+/* a child's plan_node_id, for node_child; -1 for none or too high */
+static int16
+child_id(PlanState *ps)
+{
+	if (ps == NULL || ps->plan->plan_node_id < 0 ||
+		ps->plan->plan_node_id >= JP_MAX_PLAN_NODES)
+		return -1;
+	return (int16) ps->plan->plan_node_id;
+}
+
 typedef struct InstallContext
 {
 	PlanState  *parent;
@@ -349,6 +423,28 @@ install_walker(PlanState *ps, void *context)
 		if (IsA(ps, HashState) && parent != NULL &&
 			IsA(parent, HashJoinState) && pid >= 0 && pid < JP_MAX_PLAN_NODES)
 			hash_child[pid] = (uint16) (id + 1);
+		node_fn[id] = ps->ExecProcNodeReal;
+		node_child[id][JP_SITE_OUTER] = child_id(outerPlanState(ps));
+		node_child[id][JP_SITE_INNER] = child_id(innerPlanState(ps));
+		e->parent_fn = NULL;
+		e->position = -1;
+		if (parent == NULL)
+		{
+			e->position = JP_SITE_ROOT;
+			root_id = id;
+		}
+		else if (parent->ExecProcNodeReal != NULL && pid >= 0 &&
+				 pid < JP_MAX_PLAN_NODES)
+		{
+			e->parent_fn = parent->ExecProcNodeReal;
+			if (ps == outerPlanState(parent))
+				e->position = JP_SITE_OUTER;
+			else if (ps == innerPlanState(parent))
+				e->position = JP_SITE_INNER;
+		}
+		e->learning = e->position >= 0 && !left_wrapped;
+		e->learn_calls = 0;
+		e->by_site = false;
 		if (left_wrapped)
 		{
 			/* left wrapped by an earlier run: forward as then */
@@ -428,23 +524,28 @@ returns_from_multi_exec(uintptr_t ret)
 #define WALK_BROKEN		(-2)	/* no chain of frames from fp to node_top */
 
 /*
- * Follow the frame pointers from fp to the innermost frame whose slot holds
- * its own return address: that frame is a node's, entered through its entry
- * or the wrapper, and still running, since a later call at the same depth
- * could only have come after it returned.  With "whole", the chain must
- * also go on unbroken past node_top.  Reads only inside [sp, top), which is
- * mapped main stack below the hook's frame (top is node_top), whatever fp
- * holds: code without frame pointers may leave any value there.
+ * The running node of the chain of frames from fp up to node_top, or
+ * WALK_OUTSIDE, or WALK_BROKEN when fp leads to no such chain.  The frames
+ * are read innermost first, then followed down from the top: a frame whose
+ * return address is a call site known for the node found so far (the
+ * executor's call of the root, at first) is that node's outer or inner
+ * child's; else a frame whose slot holds its own return address is the
+ * node that stored it, entered through its entry or the wrapper, and still
+ * running, since a later call at the same depth could only have come
+ * after it returned.  The node found last is the running one.  Frames
+ * below nested_floor belong to a query run inside the wrapped one, and are
+ * passed over.  Reads only inside [sp, top), which is mapped main stack
+ * below the hook's frame (top is node_top), whatever fp holds: code
+ * without frame pointers may leave any value there.
  */
 static pg_attribute_always_inline int
-walk_frames(uintptr_t sp, uintptr_t fp, uintptr_t top, uintptr_t stack_end,
-			bool whole)
+walk_frames(uintptr_t sp, uintptr_t fp, uintptr_t top, uintptr_t stack_end)
 {
 	uintptr_t	floor = nested_floor;
-	bool		building = false;
+	int			n = 0;
 	int			found = WALK_OUTSIDE;
 
-	for (int i = 0; i < MAX_NODE_FRAMES; i++)
+	for (;;)
 	{
 		uintptr_t	next;
 		uintptr_t	ret;
@@ -452,29 +553,46 @@ walk_frames(uintptr_t sp, uintptr_t fp, uintptr_t top, uintptr_t stack_end,
 		if (!jp_frame_read(fp, sp, top, &next, &ret))
 		{
 			/* a frame at or above the hook's, reached by a link: the end */
-			if (i > 0 && fp > top - 2 * sizeof(uintptr_t) && fp < stack_end)
-				return found;
+			if (n > 0 && fp > top - 2 * sizeof(uintptr_t) && fp < stack_end)
+				break;
 			return WALK_BROKEN;
 		}
-		if (fp >= floor && found == WALK_OUTSIDE)
-		{
-			uintptr_t	v = FRAME_SLOT(fp + 2 * sizeof(uintptr_t));
-
-			if ((v >> 8) == ret)
-			{
-				found = (int) (v & 0xFF);
-				if (building && hash_child[found] != 0)
-					found = hash_child[found] - 1;
-				if (!whole)
-					return found;
-			}
-			building = building || returns_from_multi_exec(ret);
-		}
-		if (next <= fp)
+		if (n == MAX_NODE_FRAMES || next <= fp)
 			return WALK_BROKEN;
+		walk_fp[n] = fp;
+		walk_ret[n] = ret;
+		n++;
 		fp = next;
 	}
-	return WALK_BROKEN;
+	while (--n >= 0)
+	{
+		uintptr_t	ret = walk_ret[n];
+		uintptr_t	v;
+		int			position;
+
+		if (walk_fp[n] < floor)
+			break;
+		position = jp_call_site_position(ret, found >= 0 ? node_fn[found] :
+										 NULL);
+		if (position == JP_SITE_ROOT && found == WALK_OUTSIDE && root_id >= 0)
+		{
+			found = root_id;
+			continue;
+		}
+		if ((position == JP_SITE_OUTER || position == JP_SITE_INNER) &&
+			found >= 0 && node_child[found][position] >= 0)
+		{
+			found = node_child[found][position];
+			continue;
+		}
+		v = FRAME_SLOT(walk_fp[n] + 2 * sizeof(uintptr_t));
+		if ((v >> 8) == ret)
+			found = (int) (v & 0xFF);
+		else if (found >= 0 && hash_child[found] != 0 &&
+				 returns_from_multi_exec(ret))
+			found = hash_child[found] - 1;
+	}
+	return found;
 }
 
 /*
@@ -499,7 +617,7 @@ jp_nodes_running(uintptr_t sp, uintptr_t fp, uintptr_t stack_end)
 	top = node_top;
 	if (top < sp + 2 * sizeof(uintptr_t) || top > stack_end)
 		return -1;
-	found = walk_frames(sp, fp, top, stack_end, false);
+	found = walk_frames(sp, fp, top, stack_end);
 	if (found != WALK_BROKEN)
 		return found;
 	end = Min(sp + STACK_SCAN_BYTES, top);
@@ -511,7 +629,7 @@ jp_nodes_running(uintptr_t sp, uintptr_t fp, uintptr_t stack_end)
 			continue;
 		if (++walks > STACK_SCAN_WALKS)
 			break;
-		found = walk_frames(at, word, top, stack_end, true);
+		found = walk_frames(at, word, top, stack_end);
 		if (found != WALK_BROKEN)
 		{
 			wrap_counters.samples_by_scan++;
@@ -565,6 +683,11 @@ jp_nodes_install(QueryDesc *queryDesc, JpExec *exec, uintptr_t top)
 #endif
 	cxt.parent = NULL;
 	ninstalled = 0;
+	/* an earlier plan's shape must not lead this plan's walks */
+	root_id = -1;
+	memset(node_fn, 0, sizeof(node_fn));
+	memset(node_child, 0xFF, sizeof(node_child));
+	memset((void *) hash_child, 0, sizeof(hash_child));
 	install_walker(queryDesc->planstate, &cxt);
 	installed_query = queryDesc;
 	installed_exec = exec;
@@ -602,13 +725,17 @@ jp_nodes_uninstall(bool capture)
 
 		e->node = NULL;
 		e->in_call = false;
+		e->learning = false;
 		if (points_here(ps, installed[i]))
 		{
 			ps->ExecProcNode = e->saved;
 			e->fwd_node = NULL;
 		}
+		else if (e->by_site && ps->ExecProcNode == e->saved)
+			e->fwd_node = NULL; /* unwrapped already */
 		else
 			e->fwd_node = ps;	/* someone else's chain leads here */
+		e->by_site = false;
 	}
 	ninstalled = 0;
 	installed_query = NULL;

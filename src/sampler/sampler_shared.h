@@ -18,7 +18,8 @@
  *	  is due, makes the pointer stores tiering armed (jp_sampler_wake_arm),
  *	  and reads the range table and the stack; it allocates nothing, takes
  *	  no lock, touches no shared memory and calls no function but
- *	  jp_nodes_arm_flush, which makes those stores for a wrapped plan;
+ *	  jp_nodes_arm_flush, which makes those stores for a wrapped plan,
+ *	  jp_nodes_running and jp_call_site_position, which only read;
  *	- counters the main code reads and zeroes are guarded by jp_sig.flushing,
  *	  not by blocking the signal: while it is set, the handler adds only to
  *	  side_samples and the execution's deferred_samples;
@@ -295,6 +296,16 @@ extern void jp_nodes_reset_after_error(void);
 extern void jp_nodes_forget_exec(JpExec *exec);
 extern void jp_nodes_capture_shape(JpExec *exec);
 extern void jp_nodes_define_gucs(void);
+
+/* sampler_sites.c: which child of its parent a node call's site calls */
+#define JP_SITE_OUTER	0
+#define JP_SITE_INNER	1
+#define JP_SITE_ROOT	2
+extern bool jp_call_site_learn(uintptr_t ret, ExecProcNodeMtd parent_fn,
+							   int position);
+extern int	jp_call_site_position(uintptr_t ret, ExecProcNodeMtd parent_fn);
+extern void jp_call_site_counts(uint64 *known, uint64 *ambiguous,
+								uint64 *dropped);
 
 /* sampler_tiering.c: tiered JIT's counts, flushed with their execution */
 #define JP_TIER_MAX_NODES	64
