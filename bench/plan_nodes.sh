@@ -15,7 +15,11 @@
 # summed times.  Targets (issue 35): >= 0.99 of off's throughput, that is
 # on ÷ off <= 1.01, at 99 Hz.
 #
-#   [RATES="99 1000"] [QUERIES="0 1 2 3"] bench/plan_nodes.sh [ROUNDS [ROWS]]
+#   [RATES="99 1000"] [QUERIES="0 1 2 3"] [AA=1] bench/plan_nodes.sh [ROUNDS [ROWS]]
+# AA=1 runs the "on" arm with the profile off too: an A/A run, whose
+# ratios are the method's own spread for the JIT rows as well (where JIT
+# code placed differently from one execution to the next moves a session's
+# median by a point or more).
 # QUERIES picks the statements by index (0 nested loop, 1 sort, 2 hash
 # join, 3 TPC-H Q1).
 # ROUNDS (default 20), ROWS (default 2000000: lineitem's and the sort's
@@ -70,7 +74,7 @@ planner_sets=(
 )
 
 which=${QUERIES:-${!queries[*]}}
-bench_banner "$rounds" "$rows" "(RATES=\"$rates\" QUERIES=\"$which\")"
+bench_banner "$rounds" "$rows" "(RATES=\"$rates\" QUERIES=\"$which\" AA=${AA:-0})"
 for rate in $rates; do
 	{
 		echo "SET jit_above_cost = 0; SET jit_inline_above_cost = 0; SET jit_optimize_above_cost = 0;"
@@ -82,7 +86,9 @@ for rate in $rates; do
 					order="off on"
 					[ $(((r + i) % 2)) = 1 ] && order="on off"
 					for prof in $order; do
-						echo "SET jitprof.plan_nodes = $prof; SET jit = off;"
+						setting=$prof
+						[ "${AA:-0}" = 1 ] && setting=off
+						echo "SET jitprof.plan_nodes = $setting; SET jit = off;"
 						echo "SELECT cpu_ns() AS t0 \\gset"
 						echo "SET jit = $jit;"
 						echo "${queries[$i]} \\g /dev/null"

@@ -4,11 +4,15 @@
  *	  The plan-node profile: which plan node of a JIT execution is running
  *	  when the sampler's signal arrives, and the shape of its plan.
  *
- * A wrapped node's call makes one store: its return address and
+ * A node its parent calls from a call site that tells it apart (its
+ * parent's outer or inner child, or the plan's root) learns that site on
+ * the wrapper for its first calls, then runs unwrapped (sampler_sites.c).
+ * Any other wrapped node's call makes one store: its return address and
  * plan_node_id, in the frame slot of its call's frame.  At a sample the
- * handler asks jp_nodes_running, which follows the interrupted frame
- * pointers to the innermost frame whose slot holds that frame's own return
- * address: the running node.  The wrapper forwards to the pointer it
+ * handler asks jp_nodes_running, which reads the interrupted frame
+ * pointers up to the hook's frame and follows them down: by call site from
+ * the executor's call of the root, and by a slot that holds its frame's
+ * own return address.  The wrapper forwards to the pointer it
  * replaced, whatever wrapper sits above or below it; a node that runs its
  * own dispatch gets an entry made for its id instead, which stores and
  * jumps to the node.  A statement that does not JIT is never wrapped, nor
