@@ -22,11 +22,11 @@
 #           pointer when the chain breaks) with it; all nine queries and
 #           three more in code without frame pointers (an ICU collation,
 #           md5 through OpenSSL, in a sort and a hash build)
-#           The same tag with call-sites.patch and then
-#           call-sites-check.patch on 4b4d167: nodes told by their call
-#           sites run through an entry that keeps the running node and
-#           stores no slot, and the log line also counts the samples that
-#           agree on such a node
+#           The same tag with call-sites-check.patch on a4c1f3f (which
+#           landed the call sites, first a patch on 4b4d167): nodes told
+#           by their call sites run through an entry that keeps the
+#           running node and stores no slot, and the log line also
+#           counts the samples that agree on such a node
 #
 # Confusion rows: the wrapper's node -> how many samples the other way gave
 # nodes 0 to 7, then none of them.
