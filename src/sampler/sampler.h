@@ -102,6 +102,9 @@ typedef struct JpNodeWrapCounters
 	uint64		entries;
 	uint64		wrappers;
 	uint64		by_site;		/* run unwrapped, told by call sites */
+	uint64		sites;			/* call sites known (192 at most) */
+	uint64		sites_ambiguous;	/* seen for two parents or positions */
+	uint64		sites_dropped;	/* not learned: the table was full */
 	uint64		samples_by_scan;	/* node found above the stack pointer */
 	uint64		samples_unplaced;	/* no chain of frames found */
 } JpNodeWrapCounters;

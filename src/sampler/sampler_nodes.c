@@ -239,6 +239,8 @@ ours_for(PlanState *node, int id, ExecProcNodeMtd fn)
 const JpNodeWrapCounters *
 jp_sampler_node_counters(void)
 {
+	jp_call_site_counts(&wrap_counters.sites, &wrap_counters.sites_ambiguous,
+						&wrap_counters.sites_dropped);
 	return &wrap_counters;
 }
 

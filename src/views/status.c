@@ -205,6 +205,11 @@ jitprof_status_1_0(PG_FUNCTION_ARGS)
 	put_status_u64(rsinfo, "plan_node_entries", nodes->entries);
 	put_status_u64(rsinfo, "plan_node_wrappers", nodes->wrappers);
 	put_status_u64(rsinfo, "plan_node_by_site", nodes->by_site);
+	put_status_u64(rsinfo, "plan_node_call_sites", nodes->sites);
+	put_status_u64(rsinfo, "plan_node_call_sites_ambiguous",
+				   nodes->sites_ambiguous);
+	put_status_u64(rsinfo, "plan_node_call_sites_dropped",
+				   nodes->sites_dropped);
 	put_status_u64(rsinfo, "plan_node_samples_by_scan", nodes->samples_by_scan);
 	put_status_u64(rsinfo, "plan_node_samples_unplaced",
 				   nodes->samples_unplaced);
